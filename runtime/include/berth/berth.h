@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* berth.h: the consumer API of libberth.
+ *
+ * Conventions (see libberth(3)):
+ *  - a function that can fail returns int: >= 0 success, -code failure, where
+ *    code is an errno value or a BERTH_E_* value (>= 5000);
+ *  - berth_error **reterr is the last parameter and may be NULL;
+ *  - out-parameters (ret_...) are written only on success;
+ *  - a non-zero exit status, a timeout or truncation is data in the result,
+ *    never an error;
+ *  - *_unref / *_free accept NULL and return NULL;
+ *  - specs are size-prefixed: start from the _INIT macro.  */
+#ifndef BERTH_BERTH_H
+#define BERTH_BERTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define BERTH_EXPORT __attribute__ ((visibility ("default")))
+#define BERTH_PRINTF(f, a) __attribute__ ((format (printf, f, a)))
+#else
+#define BERTH_EXPORT
+#define BERTH_PRINTF(f, a)
+#endif
+
+typedef struct berth_ctx berth_ctx;
+typedef struct berth_provider berth_provider; /* borrowed from its ctx */
+typedef struct berth_env berth_env;
+typedef struct berth_result berth_result;
+typedef struct berth_error berth_error;
+typedef struct berth_config berth_config; /* borrowed configuration tree */
+
+enum
+{
+  BERTH_E_FAILED = 5000, /* failure with no better code */
+  BERTH_E_NO_PROVIDER,   /* no backend of that name */
+  BERTH_E_ABI,           /* module or plugin built for another ABI */
+  BERTH_E_CONFIG,        /* configuration invalid (message has file:line:col) */
+  BERTH_E_BACKEND,       /* the runtime (daemon, tool, host) refused or failed */
+  BERTH_E_PROTOCOL,      /* a reply could not be understood */
+  BERTH_E_UNAVAILABLE,   /* the backend cannot run here (message says why) */
+  BERTH_E_PLUGIN,        /* a plugin was rejected (message says why) */
+  BERTH_E_ENV,           /* bad environment name, state or cwd */
+};
+
+BERTH_EXPORT int berth_error_code (const berth_error *e);
+BERTH_EXPORT const char *berth_error_message (const berth_error *e);
+BERTH_EXPORT berth_error *berth_error_free (berth_error *e);
+BERTH_EXPORT int berth_error_set (berth_error **reterr, int code, const char *fmt, ...) BERTH_PRINTF (3, 4);
+
+/* ---- logging ---- */
+enum
+{
+  BERTH_LOG_ERROR = 3,
+  BERTH_LOG_WARNING = 4,
+  BERTH_LOG_INFO = 6,
+  BERTH_LOG_DEBUG = 7,
+};
+typedef void (*berth_log_fn) (void *userdata, int level, const char *area, const char *msg);
+
+/* ---- context, configuration, registry ---- */
+BERTH_EXPORT int berth_ctx_new (berth_ctx **ret, berth_error **reterr);
+BERTH_EXPORT berth_ctx *berth_ctx_unref (berth_ctx *ctx);
+BERTH_EXPORT void berth_ctx_set_log (berth_ctx *ctx, berth_log_fn fn, void *userdata);
+/* Load the layered configuration: system, user, $BERTH_CONFIG, then EXTRA
+   (may be NULL).  Also loads modules and enabled plugins.  */
+BERTH_EXPORT int berth_ctx_load_config (berth_ctx *ctx, const char *extra, berth_error **reterr);
+BERTH_EXPORT const berth_config *berth_ctx_config (const berth_ctx *ctx);
+
+BERTH_EXPORT berth_provider *berth_ctx_find_provider (berth_ctx *ctx, const char *name);
+/* Iterate: *cursor starts at 0; returns NULL at the end.  */
+BERTH_EXPORT berth_provider *berth_ctx_next_provider (berth_ctx *ctx, size_t *cursor);
+/* Comma-separated names of the available backends, for error messages.  */
+BERTH_EXPORT const char *berth_ctx_provider_names (berth_ctx *ctx);
+
+/* Provider flags (DESIGN 3.1), consulted as data.  */
+enum
+{
+  BERTH_FLAG_IS_REMOTE = 1u << 0,
+  BERTH_FLAG_IS_CONTAINER = 1u << 1,
+  BERTH_FLAG_SKIP_CONTAINER_GUARDS = 1u << 2,
+  BERTH_FLAG_USES_HOST_FILESYSTEM = 1u << 3,
+  BERTH_FLAG_SUPPORTS_STREAMS = 1u << 4,
+  BERTH_FLAG_SESSION_ISOLATED_WHEN_NONPERSISTENT = 1u << 5,
+  BERTH_FLAG_CLEANUP_STOPS_PROCESSES = 1u << 6,
+  BERTH_FLAG_SERVES_HOSTED_SCOPES = 1u << 7,
+};
+BERTH_EXPORT const char *berth_flag_name (uint32_t flag);
+
+BERTH_EXPORT const char *berth_provider_name (const berth_provider *p);
+BERTH_EXPORT const char *berth_provider_description (const berth_provider *p);
+BERTH_EXPORT const char *berth_provider_origin (const berth_provider *p); /* "builtin", module or plugin path */
+/* Fail-soft: a provider whose dynamic flag callback fails gets the declared
+   default (a failing skip_container_guards keeps guards on).  */
+BERTH_EXPORT bool berth_provider_flag (berth_provider *p, uint32_t flag);
+BERTH_EXPORT const char *berth_provider_default_cwd (const berth_provider *p);
+BERTH_EXPORT const char *berth_provider_cache_path_base (const berth_provider *p);
+
+enum
+{
+  BERTH_PROBE_READY = 0,
+  BERTH_PROBE_NEEDS_SETUP = 1,
+  BERTH_PROBE_UNAVAILABLE = 2,
+};
+/* Cheap readiness check; never fails: returns a BERTH_PROBE_* and a reason
+   (caller frees *ret_reason, may be NULL when ready).  */
+BERTH_EXPORT int berth_provider_probe (berth_provider *p, char **ret_reason);
+BERTH_EXPORT const char *berth_provider_setup_instructions (berth_provider *p);
+
+/* Doctor: each check is reported through FN.  */
+typedef void (*berth_check_fn) (void *userdata, const char *name, bool ok, const char *detail, const char *fix);
+BERTH_EXPORT int berth_provider_doctor (berth_provider *p, berth_check_fn fn, void *userdata);
+
+/* The union of every provider's strip_env_keys plus the built-in credential
+   list, minus terminal.env_passthrough: true when NAME must not reach a
+   spawned process.  */
+BERTH_EXPORT bool berth_ctx_env_is_stripped (berth_ctx *ctx, const char *name);
+
+/* ---- environments ---- */
+typedef struct berth_env_spec
+{
+  size_t size;         /* sizeof (berth_env_spec) of the caller */
+  const char *backend; /* NULL: terminal.backend */
+  const char *name;    /* NULL: throw-away environment; else persisted by name */
+  const char *cwd;     /* NULL: terminal.cwd or the backend's default */
+  const char *image;   /* NULL: the backend's configured image */
+  const char *task_id; /* optional, for labels */
+} berth_env_spec;
+#define BERTH_ENV_SPEC_INIT { .size = sizeof (berth_env_spec) }
+
+BERTH_EXPORT int berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, berth_error **reterr);
+/* Releases the handle.  A throw-away environment is cleaned up; a named one
+   persists until berth_env_remove.  */
+BERTH_EXPORT berth_env *berth_env_unref (berth_env *env);
+/* Idempotent: releases the environment per its persistence.  */
+BERTH_EXPORT int berth_env_cleanup (berth_env *env, berth_error **reterr);
+/* Cleans up a named environment for good and forgets its state.  */
+BERTH_EXPORT int berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr);
+BERTH_EXPORT const char *berth_env_name (const berth_env *env);
+BERTH_EXPORT const char *berth_env_backend (const berth_env *env);
+BERTH_EXPORT const char *berth_env_cwd (const berth_env *env);
+
+/* Named environments, for `berth ls`.  FN is called per environment.  */
+typedef void (*berth_env_list_fn) (void *userdata, const char *name, const char *backend, const char *cwd, int64_t last_used);
+BERTH_EXPORT int berth_env_list (berth_ctx *ctx, berth_env_list_fn fn, void *userdata, berth_error **reterr);
+/* Remove leftovers older than terminal.lifetime_seconds in every backend
+   that has a gc callback; returns how many were removed.  */
+BERTH_EXPORT int berth_gc (berth_ctx *ctx, berth_error **reterr);
+
+/* ---- execute ---- */
+/* Receives merged output as it arrives (raw bytes).  Return < 0 to interrupt.  */
+typedef int (*berth_output_fn) (void *userdata, const char *data, size_t len);
+
+typedef struct berth_exec_spec
+{
+  size_t size;
+  const char *command;    /* one shell string, run by bash -c */
+  const char *cwd;        /* NULL: the environment's current cwd */
+  double timeout;         /* seconds; 0: terminal.timeout (default 180) */
+  const void *stdin_data; /* with has_stdin: fed then closed; else /dev/null */
+  size_t stdin_len;
+  bool has_stdin;
+  berth_output_fn on_output; /* optional streaming callback */
+  void *userdata;
+  int cancel_fd;    /* readable => interrupt (130); -1 or 0 when unused */
+  size_t max_bytes; /* 0: tool_output.max_bytes (default 50000) */
+} berth_exec_spec;
+#define BERTH_EXEC_SPEC_INIT { .size = sizeof (berth_exec_spec), .cancel_fd = -1 }
+
+BERTH_EXPORT int berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **ret, berth_error **reterr);
+
+BERTH_EXPORT const char *berth_result_output (const berth_result *r, size_t *ret_len); /* capped, valid UTF-8 */
+BERTH_EXPORT int berth_result_exit_code (const berth_result *r);
+BERTH_EXPORT const char *berth_result_cwd (const berth_result *r);
+BERTH_EXPORT bool berth_result_cwd_changed (const berth_result *r);
+BERTH_EXPORT bool berth_result_timed_out (const berth_result *r);
+BERTH_EXPORT bool berth_result_interrupted (const berth_result *r);
+BERTH_EXPORT bool berth_result_truncated (const berth_result *r);
+BERTH_EXPORT bool berth_result_environment_recreated (const berth_result *r);
+BERTH_EXPORT uint64_t berth_result_total_bytes (const berth_result *r);
+BERTH_EXPORT const char *berth_result_full_output_path (const berth_result *r); /* NULL unless truncated */
+BERTH_EXPORT const char *berth_result_backend (const berth_result *r);
+BERTH_EXPORT const char *berth_result_env (const berth_result *r);
+BERTH_EXPORT uint64_t berth_result_duration_ms (const berth_result *r);
+BERTH_EXPORT berth_result *berth_result_free (berth_result *r);
+
+/* ---- exec_prefix and streams ---- */
+/* A local argv that runs whatever words follow it inside ENV with stdin and
+   stdout open, passing the words through unchanged.  -ENOTSUP when the
+   backend cannot right now.  Free with berth_strv_free.  */
+BERTH_EXPORT int berth_env_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, berth_error **reterr);
+/* Runs ARGV inside ENV bridging IN_FD to its stdin and its stdout/stderr
+   to OUT_FD/ERR_FD until it exits; returns its exit status.  */
+BERTH_EXPORT int berth_env_stream (berth_env *env, const char *const *argv, int in_fd, int out_fd, int err_fd, berth_error **reterr);
+
+BERTH_EXPORT char **berth_strv_free (char **strv);
+BERTH_EXPORT const char *berth_version (void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

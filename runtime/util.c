@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <berth/provider.h>
+#include "util.h"
+
+BERTH_EXPORT char **
+berth_strv_free (char **strv)
+{
+  if (strv)
+    {
+      for (char **s = strv; *s; s++)
+        free (*s);
+      free (strv);
+    }
+  return NULL;
+}
+
+BERTH_EXPORT size_t
+berth_strv_length (const char *const *strv)
+{
+  size_t n = 0;
+  while (strv && strv[n])
+    n++;
+  return n;
+}
+
+BERTH_EXPORT int
+berth_strv_push (char ***strv, const char *s)
+{
+  size_t n = berth_strv_length ((const char *const *) *strv);
+  char *copy = strdup (s);
+  if (copy == NULL)
+    return -ENOMEM;
+  char **v = realloc (*strv, (n + 2) * sizeof (char *));
+  if (v == NULL)
+    {
+      free (copy);
+      return -ENOMEM;
+    }
+  v[n] = copy;
+  v[n + 1] = NULL;
+  *strv = v;
+  return 0;
+}
+
+BERTH_EXPORT char **
+berth_strv_new (const char *first, ...)
+{
+  char **v = calloc (1, sizeof (char *));
+  va_list ap;
+  if (v == NULL)
+    return NULL;
+  va_start (ap, first);
+  for (const char *s = first; s; s = va_arg (ap, const char *))
+    if (berth_strv_push (&v, s) < 0)
+      {
+        va_end (ap);
+        return berth_strv_free (v);
+      }
+  va_end (ap);
+  return v;
+}
+
+char **
+berth_strv_copy (const char *const *strv)
+{
+  char **v = calloc (1, sizeof (char *));
+  for (size_t i = 0; v && strv && strv[i]; i++)
+    if (berth_strv_push (&v, strv[i]) < 0)
+      return berth_strv_free (v);
+  return v;
+}
+
+bool
+berth_strv_contains (const char *const *strv, const char *s)
+{
+  for (size_t i = 0; strv && strv[i]; i++)
+    if (strcmp (strv[i], s) == 0)
+      return true;
+  return false;
+}
+
+int
+berth_buf_append (berth_buf *b, const void *data, size_t len)
+{
+  if (b->len + len + 1 > b->cap)
+    {
+      size_t cap = b->cap ? b->cap : 256;
+      while (cap < b->len + len + 1)
+        cap *= 2;
+      char *d = realloc (b->data, cap);
+      if (d == NULL)
+        return -ENOMEM;
+      b->data = d;
+      b->cap = cap;
+    }
+  if (len)
+    memcpy (b->data + b->len, data, len);
+  b->len += len;
+  b->data[b->len] = '\0';
+  return 0;
+}
+
+int
+berth_buf_puts (berth_buf *b, const char *s)
+{
+  return berth_buf_append (b, s, strlen (s));
+}
+
+int
+berth_buf_printf (berth_buf *b, const char *fmt, ...)
+{
+  va_list ap;
+  char *s = NULL;
+  int n;
+  va_start (ap, fmt);
+  n = vasprintf (&s, fmt, ap);
+  va_end (ap);
+  if (n < 0)
+    return -ENOMEM;
+  n = berth_buf_append (b, s, (size_t) n);
+  free (s);
+  return n;
+}
+
+void
+berth_buf_free (berth_buf *b)
+{
+  free (b->data);
+  *b = (berth_buf){ 0 };
+}
+
+char *
+berth_buf_steal (berth_buf *b)
+{
+  char *d = b->data;
+  if (d == NULL)
+    d = strdup ("");
+  *b = (berth_buf){ 0 };
+  return d;
+}
+
+char *
+berth_strdup_printf (const char *fmt, ...)
+{
+  va_list ap;
+  char *s = NULL;
+  va_start (ap, fmt);
+  if (vasprintf (&s, fmt, ap) < 0)
+    s = NULL;
+  va_end (ap);
+  return s;
+}
+
+int
+berth_mkdir_p (const char *path, mode_t mode)
+{
+  _cleanup_free_ char *p = strdup (path);
+  if (p == NULL)
+    return -ENOMEM;
+  for (char *s = p + 1; *s; s++)
+    if (*s == '/')
+      {
+        *s = '\0';
+        if (mkdir (p, mode) < 0 && errno != EEXIST)
+          return -errno;
+        *s = '/';
+      }
+  if (mkdir (p, mode) < 0 && errno != EEXIST)
+    return -errno;
+  return 0;
+}
+
+int
+berth_write_file_atomic (const char *path, const void *data, size_t len, mode_t mode)
+{
+  _cleanup_free_ char *tmp = berth_strdup_printf ("%s.tmp.XXXXXX", path);
+  _cleanup_close_ int fd = -1;
+  const char *p = data;
+  if (tmp == NULL)
+    return -ENOMEM;
+  fd = mkostemp (tmp, O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  if (fchmod (fd, mode) < 0)
+    goto fail;
+  while (len > 0)
+    {
+      ssize_t n = write (fd, p, len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        goto fail;
+      p += n;
+      len -= (size_t) n;
+    }
+  if (rename (tmp, path) < 0)
+    goto fail;
+  return 0;
+fail:
+  {
+    int r = -errno;
+    unlink (tmp);
+    return r;
+  }
+}
+
+int
+berth_read_file (const char *path, size_t max, char **ret, size_t *ret_len)
+{
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  berth_buf b = { 0 };
+  char chunk[65536];
+  if (fd < 0)
+    return -errno;
+  for (;;)
+    {
+      ssize_t n = read (fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int r = -errno;
+          berth_buf_free (&b);
+          return r;
+        }
+      if (n == 0)
+        break;
+      if (b.len + (size_t) n > max)
+        {
+          berth_buf_free (&b);
+          return -EFBIG;
+        }
+      if (berth_buf_append (&b, chunk, (size_t) n) < 0)
+        {
+          berth_buf_free (&b);
+          return -ENOMEM;
+        }
+    }
+  if (ret_len)
+    *ret_len = b.len;
+  *ret = berth_buf_steal (&b);
+  return 0;
+}
+
+int
+berth_rm_rf (const char *path)
+{
+  struct stat st;
+  if (lstat (path, &st) < 0)
+    return errno == ENOENT ? 0 : -errno;
+  if (S_ISDIR (st.st_mode))
+    {
+      DIR *d = opendir (path);
+      struct dirent *de;
+      if (d == NULL)
+        return -errno;
+      while ((de = readdir (d)))
+        {
+          if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+            continue;
+          _cleanup_free_ char *sub = berth_strdup_printf ("%s/%s", path, de->d_name);
+          if (sub)
+            berth_rm_rf (sub);
+        }
+      closedir (d);
+      return rmdir (path) < 0 ? -errno : 0;
+    }
+  return unlink (path) < 0 ? -errno : 0;
+}
+
+int
+berth_random_hex (char *out, size_t nbytes)
+{
+  unsigned char raw[64];
+  if (nbytes > sizeof raw)
+    return -EINVAL;
+  if (getrandom (raw, nbytes, 0) != (ssize_t) nbytes)
+    return -EIO;
+  for (size_t i = 0; i < nbytes; i++)
+    sprintf (out + 2 * i, "%02x", raw[i]);
+  return 0;
+}
+
+uint64_t
+berth_now_usec (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+char *
+berth_xdg_dir (const char *var, const char *fallback_under_home)
+{
+  const char *v = getenv (var);
+  const char *home = getenv ("HOME");
+  if (v && v[0] == '/')
+    return strdup (v);
+  if (home == NULL || home[0] != '/')
+    {
+      struct passwd *pw = getpwuid (getuid ());
+      home = pw ? pw->pw_dir : "/";
+    }
+  return berth_strdup_printf ("%s/%s", home, fallback_under_home);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* util.h: cleanup macros, strv and buffer helpers shared inside libberth
+   and by backends (header-only pieces; functions in util.c).  */
+#ifndef BERTH_UTIL_H
+#define BERTH_UTIL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__ ((cleanup (f)))
+#define _cleanup_free_ _cleanup_ (berth_freep)
+#define _cleanup_close_ _cleanup_ (berth_closep)
+#define _cleanup_strv_free_ _cleanup_ (berth_strv_freep)
+#define TAKE_PTR(p) ({ __typeof__ (p) _p_ = (p); (p) = NULL; _p_; })
+#define TAKE_FD(fd) ({ int _fd_ = (fd); (fd) = -1; _fd_; })
+#define ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
+#define BERTH_INTERNAL __attribute__ ((visibility ("hidden")))
+
+static inline void
+berth_freep (void *p)
+{
+  free (*(void **) p);
+}
+
+static inline void
+berth_closep (int *fd)
+{
+  if (*fd >= 0)
+    {
+      int saved = errno;
+      close (*fd);
+      errno = saved;
+    }
+}
+
+char **berth_strv_free (char **strv);
+static inline void
+berth_strv_freep (char ***p)
+{
+  berth_strv_free (*p);
+}
+
+/* A growable byte buffer; data is always NUL-terminated.  */
+typedef struct berth_buf
+{
+  char *data;
+  size_t len;
+  size_t cap;
+} berth_buf;
+
+BERTH_INTERNAL int berth_buf_append (berth_buf *b, const void *data, size_t len);
+BERTH_INTERNAL int berth_buf_puts (berth_buf *b, const char *s);
+BERTH_INTERNAL int berth_buf_printf (berth_buf *b, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+BERTH_INTERNAL void berth_buf_free (berth_buf *b);
+BERTH_INTERNAL char *berth_buf_steal (berth_buf *b);
+
+BERTH_INTERNAL char *berth_strdup_printf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+BERTH_INTERNAL char **berth_strv_copy (const char *const *strv);
+BERTH_INTERNAL bool berth_strv_contains (const char *const *strv, const char *s);
+/* mkdir -p with MODE for every created component.  */
+BERTH_INTERNAL int berth_mkdir_p (const char *path, mode_t mode);
+/* Write atomically (temp file + rename), file mode MODE.  */
+BERTH_INTERNAL int berth_write_file_atomic (const char *path, const void *data, size_t len, mode_t mode);
+/* Read a whole file (up to MAX bytes; -EFBIG beyond).  */
+BERTH_INTERNAL int berth_read_file (const char *path, size_t max, char **ret, size_t *ret_len);
+BERTH_INTERNAL int berth_rm_rf (const char *path);
+/* N random bytes as 2N lowercase hex characters.  */
+BERTH_INTERNAL int berth_random_hex (char *out, size_t nbytes);
+BERTH_INTERNAL uint64_t berth_now_usec (void);
+/* $XDG_*_HOME with the usual fallbacks; caller frees.  */
+BERTH_INTERNAL char *berth_xdg_dir (const char *var, const char *fallback_under_home);
+
+#endif

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* provider.h: the provider ABI.  In-tree backends and third-party plugins
+ * are built against this one header (see berth-provider(7)).
+ *
+ * A backend provides a *transport* -- how to start a process inside its
+ * environment, how to create and clean up the environment -- and flags.
+ * libberth provides the semantics of execute (cwd and exported state,
+ * timeouts that kill the tree where it runs, output cap, scrubbing).  */
+#ifndef BERTH_PROVIDER_H
+#define BERTH_PROVIDER_H
+
+#include <berth/berth.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bump on any incompatible change, and rename the entry point to match.
+   Appending members at the end of a struct is compatible (size checks).  */
+#define BERTH_PROVIDER_ABI 1
+
+/* True when a struct from the other side of the ABI carries FIELD.  */
+#define BERTH_HAS_FIELD(ptr, type, field) \
+  ((ptr)->size >= offsetof (type, field) + sizeof (((type *) 0)->field))
+
+/* ---- transports ---- */
+
+/* exec_prefix flags */
+enum
+{
+  /* The local environment (scrubbed by libberth) reaches the inner
+     command: local, bwrap.  Otherwise libberth sends allowed passthrough
+     values in the script it feeds on stdin, never in argv.  */
+  BERTH_PREFIX_PASSES_ENV = 1u << 0,
+  /* File descriptors other than 0-2 reach the inner command.  */
+  BERTH_PREFIX_PASSES_FDS = 1u << 1,
+};
+
+/* A process started by a custom transport (see start below).  libberth
+   polls FD for POLLIN (and for POLLOUT while stdin is pending) and calls
+   the ops.  */
+enum
+{
+  BERTH_STREAM_OUT = 1, /* the command's stdout */
+  BERTH_STREAM_ERR = 2, /* the command's stderr */
+};
+typedef void (*berth_sink_fn) (void *userdata, int stream, const char *data, size_t len);
+
+typedef struct berth_proc_ops
+{
+  size_t size;
+  /* Read what is available and deliver it to SINK.  Returns 1 when more
+     may come, 0 at end of stream, -errno on failure.  */
+  int (*pump) (void *proc, berth_sink_fn sink, void *userdata);
+  /* Non-blocking write of stdin bytes: count written, -EAGAIN, -errno.  */
+  ssize_t (*write_stdin) (void *proc, const void *buf, size_t len);
+  int (*close_stdin) (void *proc);
+  /* After end of stream: the exit status (0-255), or -1 when unknown.  */
+  int (*wait) (void *proc, int *ret_status, berth_error **reterr);
+  void (*free) (void *proc);
+} berth_proc_ops;
+
+typedef struct berth_proc
+{
+  size_t size;
+  int fd;       /* readable when pump has work */
+  int stdin_fd; /* writable when stdin can take bytes; may equal fd; -1 none */
+  const berth_proc_ops *ops;
+  void *proc;
+} berth_proc;
+
+typedef struct berth_start_req
+{
+  size_t size;
+  const char *const *argv; /* run inside the environment, unchanged */
+  bool has_stdin;          /* feed stdin (else /dev/null) */
+  const char *user;        /* NULL: the environment's default user */
+} berth_start_req;
+
+/* ---- the provider ---- */
+
+typedef struct berth_provider_ops
+{
+  uint32_t abi;  /* BERTH_PROVIDER_ABI */
+  uint32_t size; /* sizeof (berth_provider_ops) */
+  const char *name;
+  const char *display_name;
+  const char *description;
+  const char *env_description; /* a prompt hint: where commands run */
+
+  uint32_t flags;          /* BERTH_FLAG_* declared defaults */
+  const char *default_cwd; /* NULL, an absolute path, or "~" */
+  const char *cache_path_base;
+  const char *const *strip_env_keys; /* NULL-terminated, or NULL */
+
+  /* Optional: a flag whose value depends on the configuration.  Return 0
+     and set *ret, or < 0 to fall back to the declared default.  */
+  int (*flag) (const berth_config *cfg, uint32_t flag, bool *ret);
+  /* Optional: cheap (< 2 s, no network) readiness; BERTH_PROBE_* and a
+     malloc'd reason.  */
+  int (*probe) (const berth_config *cfg, char **ret_reason);
+  /* Optional: report checks through FN.  */
+  int (*doctor) (const berth_config *cfg, berth_check_fn fn, void *userdata);
+  const char *setup_instructions;
+
+  /* Create, or find again (named environments), the environment.  Store
+     per-environment data with berth_env_set_data.  */
+  int (*create) (berth_env *env, berth_error **reterr);
+  /* The transport, one of two forms:
+     - exec_prefix (required for streams): argv that runs the words that
+       follow it inside the environment unchanged; libberth spawns
+       prefix + argv locally.  *ret_flags gets BERTH_PREFIX_*.
+     - start (optional): start ARGV inside the environment without a local
+       process (an API), filling *ret.  Used instead of exec_prefix for
+       execute when set.  */
+  int (*exec_prefix) (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr);
+  int (*start) (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr);
+  /* Release the environment per its persistence (idempotent).  REMOVE is
+     true for `berth rm`: a persistent environment goes for good.  */
+  int (*cleanup) (berth_env *env, bool remove, berth_error **reterr);
+  /* Optional: remove leftovers older than LIFETIME seconds; count removed.  */
+  int (*gc) (const berth_config *cfg, int64_t lifetime, berth_error **reterr);
+  /* Optional: free the data set with berth_env_set_data.  */
+  void (*free_data) (void *data);
+} berth_provider_ops;
+
+#define BERTH_PROVIDER_OPS_INIT .abi = BERTH_PROVIDER_ABI, .size = sizeof (berth_provider_ops)
+
+typedef const berth_provider_ops *(*berth_provider_entry_fn) (void);
+#define BERTH_PROVIDER_ENTRY "berth_provider_entry_v1"
+
+/* A module or plugin exports exactly one symbol with this macro.  Built-in
+   backends are listed in the runtime's table instead.  */
+#ifdef BERTH_BUILDING_MODULE
+#define BERTH_PROVIDER_EXPORT(ops)                                         \
+  BERTH_EXPORT const berth_provider_ops *berth_provider_entry_v1 (void); \
+  const berth_provider_ops *berth_provider_entry_v1 (void) { return &(ops); }
+#else
+#define BERTH_PROVIDER_EXPORT(ops)
+#endif
+
+/* ---- services libberth offers providers ---- */
+
+/* Errors: set *reterr (when non-NULL) and return -code.  */
+BERTH_EXPORT int berth_error_errno (berth_error **reterr, int errnum, const char *fmt, ...) BERTH_PRINTF (3, 4);
+BERTH_EXPORT void berth_logf (berth_env *env, int level, const char *fmt, ...) BERTH_PRINTF (3, 4);
+
+/* Configuration.  PATH is dotted ("terminal.docker_image").  */
+BERTH_EXPORT const berth_config *berth_config_lookup (const berth_config *cfg, const char *path);
+BERTH_EXPORT const char *berth_config_string (const berth_config *cfg, const char *path, const char *def);
+BERTH_EXPORT int64_t berth_config_int (const berth_config *cfg, const char *path, int64_t def);
+BERTH_EXPORT double berth_config_double (const berth_config *cfg, const char *path, double def);
+BERTH_EXPORT bool berth_config_bool (const berth_config *cfg, const char *path, bool def);
+/* A sequence of scalars, or a mapping as "KEY=VALUE": NULL-terminated,
+   free with berth_strv_free; NULL when absent.  */
+BERTH_EXPORT char **berth_config_strv (const berth_config *cfg, const char *path);
+/* Walk any node: kind, scalar value, children (sequence items or mapping
+   values), and a mapping child's key.  */
+enum
+{
+  BERTH_CONFIG_SCALAR = 1,
+  BERTH_CONFIG_SEQUENCE = 2,
+  BERTH_CONFIG_MAPPING = 3,
+};
+BERTH_EXPORT int berth_config_kind (const berth_config *node);
+BERTH_EXPORT const char *berth_config_scalar (const berth_config *node);
+BERTH_EXPORT size_t berth_config_count (const berth_config *node);
+BERTH_EXPORT const berth_config *berth_config_item (const berth_config *node, size_t i);
+BERTH_EXPORT const char *berth_config_key (const berth_config *node); /* key of a mapping member, or NULL */
+/* "file:line:col" of a node, for error messages.  */
+BERTH_EXPORT const char *berth_config_where (const berth_config *node);
+
+/* The environment, as seen by its provider.  */
+BERTH_EXPORT const berth_config *berth_env_config (const berth_env *env);
+BERTH_EXPORT bool berth_env_is_persistent (const berth_env *env);
+BERTH_EXPORT const char *berth_env_image (const berth_env *env);   /* spec image or NULL */
+BERTH_EXPORT const char *berth_env_task_id (const berth_env *env); /* or NULL */
+/* A stable id (the name for named environments, else random), [a-z0-9-]. */
+BERTH_EXPORT const char *berth_env_id (const berth_env *env);
+/* A private 0700 host directory for this environment's provider state:
+   kept across invocations for named environments, removed at cleanup for
+   throw-away ones.  */
+BERTH_EXPORT const char *berth_env_state_dir (const berth_env *env);
+/* A 0700 directory for sockets (short path), same lifetime.  */
+BERTH_EXPORT const char *berth_env_runtime_dir (const berth_env *env);
+BERTH_EXPORT void berth_env_set_data (berth_env *env, void *data);
+BERTH_EXPORT void *berth_env_get_data (const berth_env *env);
+/* The next result reports environment_recreated.  */
+BERTH_EXPORT void berth_env_mark_recreated (berth_env *env);
+/* Allowed passthrough variables as "KEY=VALUE" (borrowed, NULL-terminated):
+   names in terminal.env_passthrough present in the host environment.  */
+BERTH_EXPORT const char *const *berth_env_passthrough (berth_env *env);
+/* The scrubbed host environment (borrowed) for transports that pass it.  */
+BERTH_EXPORT const char *const *berth_env_host_environ (berth_env *env);
+/* Path of a helper program berth installs (berth-jail, the berth CLI...):
+   honours $BERTH_LIBEXECDIR / $BERTH_BINDIR for uninstalled test runs.  */
+BERTH_EXPORT char *berth_helper_path (const char *name);
+
+/* Run a short host command to completion (no shell): capture up to
+   MAX bytes of merged output (NUL-terminated, caller frees), exit status
+   in *ret_status; killed after TIMEOUT seconds (-ETIMEDOUT).  ENVP NULL
+   inherits.  STDIN_DATA may be NULL.  */
+BERTH_EXPORT int berth_run_capture (const char *const *argv, const char *const *envp, const char *stdin_data, double timeout, size_t max, char **ret_output, int *ret_status, berth_error **reterr);
+
+/* Single-quote S for a POSIX shell (always quotes).  Caller frees.  */
+BERTH_EXPORT char *berth_shell_quote (const char *s);
+/* Join ARGV into one shell-safe command line.  Caller frees.  */
+BERTH_EXPORT char *berth_shell_join (const char *const *argv);
+BERTH_EXPORT char **berth_strv_new (const char *first, ...);
+BERTH_EXPORT int berth_strv_push (char ***strv, const char *s);
+BERTH_EXPORT size_t berth_strv_length (const char *const *strv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
