@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* berth-private.h: structures shared inside libberth.  Never included by
+   backends (they see only <berth/provider.h>).  */
+#ifndef BERTH_PRIVATE_H
+#define BERTH_PRIVATE_H
+
+#include <berth/provider.h>
+#include "config.h"
+#include "util.h"
+
+#define BERTH_RESERVED_NAMES \
+  "local", "bwrap", "docker", "singularity", "ssh", "modal", "managed_modal", "daytona", "vercel_sandbox"
+
+struct berth_provider
+{
+  const berth_provider_ops *ops;
+  berth_ctx *ctx;
+  char *origin; /* "builtin", or the module/plugin path */
+  void *dl;     /* dlopen handle or NULL */
+};
+
+/* A plugin or module that could not be loaded, for `plugins list`/doctor. */
+typedef struct berth_plugin_info
+{
+  char *name;
+  char *version;
+  char *description;
+  char *path;   /* plugin directory or module file */
+  char *status; /* "loaded", "disabled", or the one-line reason */
+  bool enabled;
+  bool loaded;
+} berth_plugin_info;
+
+struct berth_ctx
+{
+  berth_config *config;
+  berth_log_fn log_fn;
+  void *log_userdata;
+  berth_provider **providers;
+  size_t n_providers;
+  berth_plugin_info *plugins;
+  size_t n_plugins;
+  char *names; /* cached berth_ctx_provider_names */
+  char *state_dir;   /* $XDG_STATE_HOME/berth */
+  char *runtime_dir; /* $XDG_RUNTIME_DIR/berth or /tmp/berth-UID */
+  bool modules_loaded;
+};
+
+/* registry.c */
+BERTH_INTERNAL int berth_ctx_register (berth_ctx *ctx, const berth_provider_ops *ops, const char *origin, void *dl, bool is_plugin, berth_error **reterr);
+BERTH_INTERNAL bool berth_name_is_reserved (const char *name);
+BERTH_INTERNAL bool berth_name_is_valid (const char *name);
+
+/* loader.c */
+/* Load every module in DIR ($BERTH_MODULEDIR overrides).  */
+BERTH_INTERNAL int berth_load_modules (berth_ctx *ctx, const char *dir);
+/* Read plugin.yaml files under $XDG_DATA_HOME/berth/plugins and load the
+   enabled ones; failures are recorded in ctx->plugins, never fatal.  */
+BERTH_INTERNAL int berth_load_plugins (berth_ctx *ctx);
+/* Validate ops from a module or plugin: ABI, size, name, callbacks.  */
+BERTH_INTERNAL int berth_check_ops (const berth_provider_ops *ops, berth_error **reterr);
+
+/* log.c */
+BERTH_INTERNAL void berth_ctx_log (berth_ctx *ctx, int level, const char *area, const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+
+/* scrub.c */
+/* True when NAME is on the built-in credential list.  */
+BERTH_INTERNAL bool berth_env_name_is_credential (const char *name);
+
+#endif
