@@ -1,0 +1,615 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* ssh.c: the ssh backend.  Drives the system OpenSSH client (so the user's
+ * ~/.ssh/config, agent, known_hosts and ProxyJump keep working) through one
+ * multiplexed master per environment.
+ *
+ *  - create() establishes the master (ssh -M -N -f, ControlPersist) on a
+ *    control socket in this environment's own 0700 runtime directory, so
+ *    sibling environments to the same destination never share or kill
+ *    each other's master.  Connection failures (unreachable, auth refused,
+ *    host key changed) are errors with ssh's own message.
+ *  - exec_prefix() checks the master in-process over its control socket
+ *    (ssh-mux.c, no fork) and re-establishes a dead or wedged one, then
+ *    returns [berth-ssh-exec, ssh, -T, ..., host, --]: the helper quotes
+ *    the following words for the remote shell so they arrive unchanged.
+ *  - cleanup() leaves a named environment's master for the next `berth
+ *    exec -e NAME`, and otherwise sends `-O exit` to this environment's
+ *    master only.  */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <berth/provider.h>
+#include "ssh-argv.h"
+#include "ssh-mux.h"
+
+#define SSH_DEFAULT_CONNECT_TIMEOUT 10
+#define SSH_DEFAULT_PERSIST_NAMED 600
+#define SSH_DEFAULT_PERSIST_THROWAWAY 300
+#define SSH_MUX_CHECK_MS 3000
+#define SSH_CAPTURE_MAX 16384
+
+typedef struct ssh_env
+{
+  char *ssh; /* absolute path of the client */
+  char *helper;
+  char *host, *user, *key;
+  char **options;
+  int port;
+  int connect_timeout;
+  int control_persist;
+  char *control_path;
+  char *control_dir;
+  char *lock_path;
+  char *pid_path;
+  bool persistent;
+} ssh_env;
+
+static void
+ssh_env_free (void *data)
+{
+  ssh_env *e = data;
+  if (e == NULL)
+    return;
+  free (e->ssh);
+  free (e->helper);
+  free (e->host);
+  free (e->user);
+  free (e->key);
+  berth_strv_free (e->options);
+  free (e->control_path);
+  free (e->control_dir);
+  free (e->lock_path);
+  free (e->pid_path);
+  free (e);
+}
+
+static berth_ssh_settings
+settings_of (const ssh_env *e)
+{
+  return (berth_ssh_settings){
+    .ssh = e->ssh,
+    .host = e->host,
+    .user = e->user,
+    .key = e->key,
+    .port = e->port,
+    .options = (const char *const *) e->options,
+    .connect_timeout = e->connect_timeout,
+    .control_persist = e->control_persist,
+    .control_path = e->control_path,
+  };
+}
+
+/* ---- configuration ---- */
+
+static const char *
+cfg_scalar (const berth_config *cfg, const char *path)
+{
+  const berth_config *n = berth_config_lookup (cfg, path);
+  const char *s = n && berth_config_kind (n) == BERTH_CONFIG_SCALAR ? berth_config_scalar (n) : NULL;
+  return s && *s ? s : NULL;
+}
+
+/* An integer key: DEF when absent, -EINVAL when not a number in range.  */
+static int
+cfg_int (const berth_config *cfg, const char *path, long lo, long hi, int def, int *ret, berth_error **reterr)
+{
+  const char *s = cfg_scalar (cfg, path);
+  char *end;
+  long v;
+  if (s == NULL)
+    {
+      *ret = def;
+      return 0;
+    }
+  errno = 0;
+  v = strtol (s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi)
+    return berth_error_set (reterr, BERTH_E_CONFIG, "%s: must be a number between %ld and %ld (got '%s')", path, lo, hi, s);
+  *ret = (int) v;
+  return 0;
+}
+
+/* The client binary on PATH, or NULL.  */
+static char *
+find_ssh (void)
+{
+  const char *path = getenv ("PATH");
+  char *copy, *save = NULL;
+  if (path == NULL || *path == '\0')
+    path = "/usr/local/bin:/usr/bin:/bin";
+  copy = strdup (path);
+  for (char *d = copy ? strtok_r (copy, ":", &save) : NULL; d; d = strtok_r (NULL, ":", &save))
+    {
+      char buf[PATH_MAX];
+      if (snprintf (buf, sizeof buf, "%s/ssh", *d ? d : ".") < (int) sizeof buf && access (buf, X_OK) == 0)
+        {
+          free (copy);
+          return strdup (buf);
+        }
+    }
+  free (copy);
+  return NULL;
+}
+
+static int
+read_settings (const berth_config *cfg, ssh_env *e, berth_error **reterr)
+{
+  const char *host = cfg_scalar (cfg, "terminal.ssh_host");
+  const char *user = cfg_scalar (cfg, "terminal.ssh_user");
+  const char *key = cfg_scalar (cfg, "terminal.ssh_key");
+  int r;
+
+  if ((r = cfg_int (cfg, "terminal.ssh_port", 1, 65535, 0, &e->port, reterr)) < 0
+      || (r = cfg_int (cfg, "terminal.ssh_connect_timeout", 1, 3600, SSH_DEFAULT_CONNECT_TIMEOUT, &e->connect_timeout, reterr)) < 0
+      || (r = cfg_int (cfg, "terminal.ssh_control_persist", 1, 7 * 86400,
+                       e->persistent ? SSH_DEFAULT_PERSIST_NAMED : SSH_DEFAULT_PERSIST_THROWAWAY, &e->control_persist, reterr)) < 0)
+    return r;
+  e->host = host ? strdup (host) : NULL;
+  e->user = user ? strdup (user) : NULL;
+  e->key = key ? strdup (key) : NULL;
+  e->options = berth_config_strv (cfg, "terminal.ssh_options");
+  if ((host && !e->host) || (user && !e->user) || (key && !e->key))
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  return 0;
+}
+
+/* ---- the master ---- */
+
+/* Merged ssh output reduced to its last meaningful line.  */
+static char *
+last_line (const char *out)
+{
+  const char *best = NULL;
+  size_t best_len = 0;
+  for (const char *p = out ? out : ""; *p;)
+    {
+      size_t n = strcspn (p, "\r\n");
+      if (n > 0)
+        {
+          best = p;
+          best_len = n;
+        }
+      p += n;
+      p += strspn (p, "\r\n");
+    }
+  return best ? strndup (best, best_len) : strdup ("ssh gave no reason");
+}
+
+static char *
+destination (const ssh_env *e)
+{
+  char buf[512];
+  if (e->port > 0)
+    snprintf (buf, sizeof buf, "%s@%s port %d", e->user, e->host, e->port);
+  else
+    snprintf (buf, sizeof buf, "%s@%s", e->user, e->host);
+  return strdup (buf);
+}
+
+/* The master's pid recorded at establishment, if that process is still
+   an ssh master for our control path (so a recycled pid is never hit).  */
+static pid_t
+recorded_master (const ssh_env *e)
+{
+  char buf[64], cmd[8192], want[512];
+  FILE *f;
+  pid_t pid;
+  ssize_t got;
+  size_t n;
+  int fd = open (e->pid_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return 0;
+  got = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (got <= 0)
+    return 0;
+  buf[got] = '\0';
+  pid = (pid_t) strtol (buf, NULL, 10);
+  if (pid <= 1)
+    return 0;
+  snprintf (want, sizeof want, "-oControlPath=%s", e->control_path);
+  snprintf (buf, sizeof buf, "/proc/%d/cmdline", (int) pid);
+  f = fopen (buf, "re");
+  if (f == NULL)
+    return 0;
+  n = fread (cmd, 1, sizeof cmd - 1, f);
+  fclose (f);
+  for (size_t i = 0; i < n;)
+    {
+      if (strcmp (cmd + i, want) == 0)
+        return pid;
+      i += strnlen (cmd + i, n - i) + 1;
+    }
+  return 0;
+}
+
+static void
+record_master (const ssh_env *e, pid_t pid)
+{
+  char buf[32];
+  int fd, n = snprintf (buf, sizeof buf, "%d\n", (int) pid);
+  fd = open (e->pid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return;
+  if (write (fd, buf, (size_t) n) != n)
+    unlink (e->pid_path);
+  close (fd);
+}
+
+/* Stop this environment's master: -O exit, and SIGKILL for a wedged one.  */
+static void
+stop_master (berth_env *env, ssh_env *e, int state)
+{
+  if (state == BERTH_SSH_MUX_ALIVE)
+    {
+      berth_ssh_settings s = settings_of (e);
+      char **argv = NULL;
+      char *out = NULL;
+      int status = -1;
+      if (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CONTROL, false, "exit", &argv) == 0
+          && berth_run_capture ((const char *const *) argv, NULL, NULL, 5, SSH_CAPTURE_MAX, &out, &status, NULL) == 0
+          && status == 0)
+        state = BERTH_SSH_MUX_ABSENT;
+      berth_strv_free (argv);
+      free (out);
+    }
+  if (state != BERTH_SSH_MUX_ABSENT)
+    {
+      pid_t pid = recorded_master (e);
+      if (pid > 0)
+        {
+          berth_logf (env, BERTH_LOG_INFO, "ssh: killing the unresponsive master %d", (int) pid);
+          kill (pid, SIGKILL);
+        }
+    }
+  unlink (e->control_path);
+  unlink (e->pid_path);
+}
+
+static int
+lock_master (const ssh_env *e)
+{
+  int fd = open (e->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return -errno;
+  while (flock (fd, LOCK_EX) < 0)
+    if (errno != EINTR)
+      {
+        int r = -errno;
+        close (fd);
+        return r;
+      }
+  return fd;
+}
+
+/* Make sure this environment's master answers; start one when it does
+   not.  *RET_STARTED tells whether a new one was started.  */
+static int
+ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
+{
+  berth_ssh_settings s = settings_of (e);
+  char **argv = NULL;
+  char *out = NULL, *why = NULL, *dest = NULL;
+  int state, status = -1, lockfd, r;
+  pid_t pid = 0;
+
+  state = berth_ssh_mux_check (e->control_path, SSH_MUX_CHECK_MS, &pid);
+  if (state == BERTH_SSH_MUX_ALIVE)
+    return 0;
+
+  lockfd = lock_master (e);
+  if (lockfd < 0)
+    return berth_error_errno (reterr, -lockfd, "ssh: cannot lock %s", e->lock_path);
+  /* someone else may have started it while we waited */
+  state = berth_ssh_mux_check (e->control_path, SSH_MUX_CHECK_MS, &pid);
+  if (state == BERTH_SSH_MUX_ALIVE)
+    {
+      close (lockfd);
+      return 0;
+    }
+  if (state != BERTH_SSH_MUX_ABSENT)
+    berth_logf (env, BERTH_LOG_WARNING, "ssh: the connection master at %s does not answer (%s); starting a new one",
+                e->control_path, strerror (-state));
+  stop_master (env, e, state);
+
+  r = berth_ssh_build_argv (&s, BERTH_SSH_ARGV_MASTER, false, NULL, &argv);
+  if (r < 0)
+    {
+      close (lockfd);
+      return berth_error_errno (reterr, -r, "out of memory");
+    }
+  dest = destination (e);
+  r = berth_run_capture ((const char *const *) argv, NULL, NULL, e->connect_timeout + 20.0, SSH_CAPTURE_MAX, &out, &status, NULL);
+  berth_strv_free (argv);
+  if (r == -ETIMEDOUT)
+    r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: connecting to %s timed out after %ds (check terminal.ssh_host/ssh_port and the network)",
+                         dest, e->connect_timeout + 20);
+  else if (r < 0)
+    r = berth_error_errno (reterr, -r, "ssh: cannot run %s", e->ssh);
+  else if (status != 0)
+    {
+      why = last_line (out);
+      r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: cannot connect to %s: %s (check that `ssh -o BatchMode=yes%s%s -l %s %s true` works)",
+                           dest, why ? why : "unknown error", e->key ? " -i " : "", e->key ? e->key : "", e->user, e->host);
+    }
+  else
+    {
+      state = berth_ssh_mux_check (e->control_path, SSH_MUX_CHECK_MS, &pid);
+      if (state == BERTH_SSH_MUX_ALIVE)
+        {
+          record_master (e, pid);
+          berth_logf (env, BERTH_LOG_DEBUG, "ssh: master %d for %s on %s", (int) pid, dest, e->control_path);
+          r = 0;
+        }
+      else
+        r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: the connection master for %s did not come up on %s (%s)", dest,
+                             e->control_path, state < 0 ? strerror (-state) : "no socket");
+    }
+  free (out);
+  free (why);
+  free (dest);
+  close (lockfd);
+  return r;
+}
+
+/* A private 0700 directory we own (the fallback under /tmp).  */
+static int
+private_dir (const char *dir, berth_error **reterr)
+{
+  struct stat st;
+  if (mkdir (dir, 0700) < 0 && errno != EEXIST)
+    return berth_error_errno (reterr, errno, "ssh: cannot create %s", dir);
+  if (lstat (dir, &st) < 0)
+    return berth_error_errno (reterr, errno, "ssh: cannot stat %s", dir);
+  if (!S_ISDIR (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 077))
+    return berth_error_set (reterr, BERTH_E_ENV, "ssh: %s is not a private directory of this user: remove it", dir);
+  return 0;
+}
+
+/* ---- ops ---- */
+
+static int
+ssh_create (berth_env *env, berth_error **reterr)
+{
+  const berth_config *cfg = berth_env_config (env);
+  const char *rt = berth_env_runtime_dir (env);
+  char *reason = NULL;
+  berth_ssh_settings s;
+  ssh_env *e;
+  int r;
+
+  if (berth_env_get_data (env))
+    return ensure_master (env, berth_env_get_data (env), reterr);
+
+  e = calloc (1, sizeof *e);
+  if (e == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  e->persistent = berth_env_is_persistent (env);
+  if ((r = read_settings (cfg, e, reterr)) < 0)
+    goto fail;
+  e->ssh = find_ssh ();
+  if (e->ssh == NULL)
+    {
+      r = berth_error_set (reterr, BERTH_E_UNAVAILABLE, "ssh is not installed or not in PATH: install the OpenSSH client (apt install openssh-client)");
+      goto fail;
+    }
+  e->helper = berth_helper_path ("berth-ssh-exec");
+  if (e->helper == NULL || access (e->helper, X_OK) < 0)
+    {
+      r = berth_error_set (reterr, BERTH_E_UNAVAILABLE, "ssh: the helper %s is missing: reinstall berth (or set BERTH_LIBEXECDIR)",
+                           e->helper ? e->helper : "berth-ssh-exec");
+      goto fail;
+    }
+  if (rt == NULL)
+    {
+      r = berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment has no runtime directory");
+      goto fail;
+    }
+  if ((r = berth_ssh_control_path (rt, geteuid (), &e->control_path, &e->control_dir)) < 0)
+    {
+      r = berth_error_errno (reterr, -r, "out of memory");
+      goto fail;
+    }
+  if (strcmp (e->control_dir, rt) != 0 && (r = private_dir (e->control_dir, reterr)) < 0)
+    goto fail;
+  if (asprintf (&e->lock_path, "%s.lock", e->control_path) < 0 || asprintf (&e->pid_path, "%s.pid", e->control_path) < 0)
+    {
+      e->lock_path = e->pid_path = NULL;
+      r = berth_error_errno (reterr, ENOMEM, "out of memory");
+      goto fail;
+    }
+  s = settings_of (e);
+  if (berth_ssh_settings_check (&s, &reason) < 0)
+    {
+      r = berth_error_set (reterr, BERTH_E_CONFIG, "%s", reason ? reason : "invalid ssh settings");
+      free (reason);
+      goto fail;
+    }
+  if ((r = ensure_master (env, e, reterr)) < 0)
+    goto fail;
+  berth_env_set_data (env, e);
+  return 0;
+
+fail:
+  ssh_env_free (e);
+  return r;
+}
+
+static int
+ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
+{
+  ssh_env *e = berth_env_get_data (env);
+  berth_ssh_settings s;
+  char **ssh = NULL, **argv = NULL;
+  int r;
+
+  if (e == NULL)
+    return berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment was not created");
+  if ((r = ensure_master (env, e, reterr)) < 0)
+    return r;
+  s = settings_of (e);
+  if ((r = berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, !interactive, NULL, &ssh)) < 0)
+    return berth_error_errno (reterr, -r, "out of memory");
+  argv = berth_strv_new (e->helper, NULL);
+  for (size_t i = 0; argv && ssh[i]; i++)
+    if (berth_strv_push (&argv, ssh[i]) < 0)
+      argv = berth_strv_free (argv);
+  if (argv && berth_strv_push (&argv, "--") < 0)
+    argv = berth_strv_free (argv);
+  /* another remote user: through sudo, which must not prompt */
+  if (argv && user && *user && strcmp (user, e->user) != 0)
+    {
+      const char *sudo[] = { "sudo", "-n", "-H", "-u", user, "--", NULL };
+      for (size_t i = 0; argv && sudo[i]; i++)
+        if (berth_strv_push (&argv, sudo[i]) < 0)
+          argv = berth_strv_free (argv);
+    }
+  berth_ssh_argv_free (ssh);
+  if (argv == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  *ret_argv = argv;
+  *ret_flags = 0;
+  return 0;
+}
+
+static int
+ssh_cleanup (berth_env *env, bool remove, berth_error **reterr)
+{
+  ssh_env *e = berth_env_get_data (env);
+  pid_t pid = 0;
+  int state;
+
+  if (e == NULL)
+    return 0;
+  if (e->persistent && !remove)
+    return 0; /* the next `berth exec -e NAME` reuses the master */
+  state = berth_ssh_mux_check (e->control_path, 1000, &pid);
+  if (state == BERTH_SSH_MUX_ABSENT)
+    {
+      unlink (e->control_path);
+      unlink (e->pid_path);
+    }
+  else
+    stop_master (env, e, state);
+  unlink (e->lock_path);
+  return 0;
+}
+
+static int
+ssh_probe (const berth_config *cfg, char **ret_reason)
+{
+  const char *host = cfg_scalar (cfg, "terminal.ssh_host");
+  const char *user = cfg_scalar (cfg, "terminal.ssh_user");
+  char *ssh = find_ssh ();
+  if (ssh == NULL)
+    {
+      *ret_reason = strdup ("ssh is not installed or not in PATH (apt install openssh-client)");
+      return BERTH_PROBE_UNAVAILABLE;
+    }
+  free (ssh);
+  if (host == NULL || user == NULL)
+    {
+      *ret_reason = strdup ("set ssh_host and ssh_user (terminal.ssh_host, terminal.ssh_user)");
+      return BERTH_PROBE_NEEDS_SETUP;
+    }
+  return BERTH_PROBE_READY;
+}
+
+static int
+ssh_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
+{
+  ssh_env e = { 0 };
+  char *ssh = find_ssh (), *helper = berth_helper_path ("berth-ssh-exec");
+  char *reason = NULL, *out = NULL;
+  berth_error *err = NULL;
+  berth_ssh_settings s;
+  char **argv = NULL;
+  int status = -1;
+  bool ok;
+
+  fn (userdata, "ssh client", ssh != NULL, ssh ? ssh : "ssh not found on PATH", "apt install openssh-client");
+  ok = helper && access (helper, X_OK) == 0;
+  fn (userdata, "berth-ssh-exec helper", ok, helper ? helper : "unknown path", "reinstall berth, or set BERTH_LIBEXECDIR for an uninstalled build");
+  free (helper);
+  if (read_settings (cfg, &e, &err) < 0)
+    {
+      fn (userdata, "configuration", false, berth_error_message (err), "fix the terminal.ssh_* keys");
+      goto out;
+    }
+  e.ssh = ssh;
+  e.control_path = (char *) "/tmp/x"; /* not used by DIRECT */
+  s = settings_of (&e);
+  if (berth_ssh_settings_check (&s, &reason) < 0)
+    {
+      fn (userdata, "configuration", false, reason, "berth config set terminal.ssh_host HOST; berth config set terminal.ssh_user USER");
+      goto out;
+    }
+  fn (userdata, "configuration", true, e.host, NULL);
+  if (e.key)
+    fn (userdata, "key file", access (e.key, R_OK) == 0 || e.key[0] == '~', e.key, "check terminal.ssh_key");
+  if (ssh == NULL)
+    goto out;
+  if (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_DIRECT, true, NULL, &argv) == 0 && berth_strv_push (&argv, "--") == 0
+      && berth_strv_push (&argv, "true") == 0
+      && berth_run_capture ((const char *const *) argv, NULL, NULL, e.connect_timeout + 20.0, SSH_CAPTURE_MAX, &out, &status, NULL) == 0
+      && status == 0)
+    fn (userdata, "connection", true, e.host, NULL);
+  else
+    {
+      char *why = last_line (out);
+      fn (userdata, "connection", false, why, "check that `ssh -p PORT USER@HOST true` works without a prompt (BatchMode)");
+      free (why);
+    }
+out:
+  e.ssh = NULL;
+  e.control_path = NULL;
+  free (e.host);
+  free (e.user);
+  free (e.key);
+  berth_strv_free (e.options);
+  berth_strv_free (argv);
+  berth_error_free (err);
+  free (reason);
+  free (out);
+  free (ssh);
+  return 0;
+}
+
+static const char ssh_setup[] =
+  "The ssh backend runs commands on a remote host with the system OpenSSH client.\n"
+  "  1. apt install openssh-client (on this host)\n"
+  "  2. berth config set terminal.ssh_host HOST\n"
+  "  3. berth config set terminal.ssh_user USER\n"
+  "  4. optional: terminal.ssh_port, terminal.ssh_key (a private key), terminal.ssh_options ([Key=Value, ...])\n"
+  "  5. key-based login must work without a prompt: ssh -o BatchMode=yes USER@HOST true\n"
+  "Your ~/.ssh/config (Host aliases, ProxyJump, agent) is honoured.\n";
+
+const berth_provider_ops berth_ssh_provider = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "ssh",
+  .display_name = "SSH",
+  .description = "Run commands on a remote host over OpenSSH (one multiplexed connection per environment)",
+  .env_description = "Commands run on a remote host over SSH; paths refer to the remote filesystem and ~ is the remote home.",
+  .flags = BERTH_FLAG_IS_REMOTE | BERTH_FLAG_SUPPORTS_STREAMS,
+  .default_cwd = "~",
+  .cache_path_base = "~/.berth",
+  .probe = ssh_probe,
+  .doctor = ssh_doctor,
+  .setup_instructions = ssh_setup,
+  .create = ssh_create,
+  .exec_prefix = ssh_exec_prefix,
+  .cleanup = ssh_cleanup,
+  .free_data = ssh_env_free,
+};
+
+BERTH_PROVIDER_EXPORT (berth_ssh_provider)
