@@ -22,6 +22,9 @@
 
 #define MUX_MSG_HELLO 0x00000001u
 #define MUX_C_ALIVE_CHECK 0x10000004u
+#define MUX_C_TERMINATE 0x10000005u
+#define MUX_S_OK 0x80000001u
+#define MUX_S_PERMISSION_DENIED 0x80000002u
 #define MUX_S_ALIVE 0x80000005u
 #define MUX_VERSION 4u
 #define MUX_MAX_MSG (64u * 1024u) /* a hello with extensions is tiny */
@@ -144,14 +147,14 @@ read_msg (int fd, unsigned char *buf, size_t keep, size_t *ret_len, int64_t dead
   return 0;
 }
 
-int
-berth_ssh_mux_check (const char *path, int timeout_ms, pid_t *ret_pid)
+/* Connect and send hello + one request (TYPE, request id); read the
+   master's hello.  Returns the fd, BERTH_SSH_MUX_ABSENT, or -errno.  */
+static int
+mux_request (const char *path, uint32_t type, uint32_t reqid, int64_t deadline)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  int64_t deadline = now_ms () + (timeout_ms > 0 ? timeout_ms : 1);
-  unsigned char out[24], in[16];
+  unsigned char out[24], in[8];
   size_t len;
-  uint32_t reqid = (uint32_t) getpid ();
   int fd, r;
 
   if (strlen (path) >= sizeof sa.sun_path)
@@ -185,36 +188,81 @@ berth_ssh_mux_check (const char *path, int timeout_ms, pid_t *ret_pid)
         }
     }
 
-  /* hello, then the alive check, in one write */
+  /* hello, then the request, in one write */
   put_u32 (out, 8);
   put_u32 (out + 4, MUX_MSG_HELLO);
   put_u32 (out + 8, MUX_VERSION);
   put_u32 (out + 12, 8);
-  put_u32 (out + 16, MUX_C_ALIVE_CHECK);
+  put_u32 (out + 16, type);
   put_u32 (out + 20, reqid);
   if ((r = write_all (fd, out, sizeof out, deadline)) < 0)
-    goto out;
-
+    goto fail;
   if ((r = read_msg (fd, in, 8, &len, deadline)) < 0)
-    goto out;
+    goto fail;
   if (len < 8 || get_u32 (in) != MUX_MSG_HELLO || get_u32 (in + 4) != MUX_VERSION)
     {
       r = -EPROTO;
-      goto out;
+      goto fail;
     }
-  if ((r = read_msg (fd, in, 12, &len, deadline)) < 0)
-    goto out;
-  if (len < 12 || get_u32 (in) != MUX_S_ALIVE || get_u32 (in + 4) != reqid)
-    {
-      r = -EPROTO;
-      goto out;
-    }
-  if (ret_pid)
-    *ret_pid = (pid_t) get_u32 (in + 8);
-  r = BERTH_SSH_MUX_ALIVE;
-out:
+  return fd;
+fail:
+  close (fd);
   if (r == -EPIPE || r == -ECONNRESET)
-    r = BERTH_SSH_MUX_ABSENT; /* a master going away */
+    return BERTH_SSH_MUX_ABSENT; /* a master going away */
+  return r;
+}
+
+int
+berth_ssh_mux_check (const char *path, int timeout_ms, pid_t *ret_pid)
+{
+  int64_t deadline = now_ms () + (timeout_ms > 0 ? timeout_ms : 1);
+  uint32_t reqid = (uint32_t) getpid ();
+  unsigned char in[12];
+  size_t len;
+  int fd, r;
+
+  fd = mux_request (path, MUX_C_ALIVE_CHECK, reqid, deadline);
+  if (fd <= 0)
+    return fd;
+  r = read_msg (fd, in, 12, &len, deadline);
+  if (r == 0 && (len < 12 || get_u32 (in) != MUX_S_ALIVE || get_u32 (in + 4) != reqid))
+    r = -EPROTO;
+  if (r == 0)
+    {
+      if (ret_pid)
+        *ret_pid = (pid_t) get_u32 (in + 8);
+      r = BERTH_SSH_MUX_ALIVE;
+    }
+  else if (r == -EPIPE || r == -ECONNRESET)
+    r = BERTH_SSH_MUX_ABSENT;
+  close (fd);
+  return r;
+}
+
+int
+berth_ssh_mux_terminate (const char *path, int timeout_ms)
+{
+  int64_t deadline = now_ms () + (timeout_ms > 0 ? timeout_ms : 1);
+  uint32_t reqid = (uint32_t) getpid () ^ 0x5a5a5a5au;
+  unsigned char in[8];
+  size_t len;
+  int fd, r;
+
+  fd = mux_request (path, MUX_C_TERMINATE, reqid, deadline);
+  if (fd <= 0)
+    return fd;
+  r = read_msg (fd, in, 8, &len, deadline);
+  if (r == 0)
+    {
+      if (len >= 8 && get_u32 (in) == MUX_S_OK && get_u32 (in + 4) == reqid)
+        r = 0;
+      else if (len >= 8 && get_u32 (in) == MUX_S_PERMISSION_DENIED)
+        r = -EPERM;
+      else
+        r = -EPROTO;
+    }
+  else if (r == -EPROTO || r == -EPIPE || r == -ECONNRESET)
+    r = 0; /* it went away while answering */
   close (fd);
   return r;
 }

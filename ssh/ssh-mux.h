@@ -20,4 +20,9 @@ enum
    another -errno.  */
 int berth_ssh_mux_check (const char *path, int timeout_ms, pid_t *ret_pid);
 
+/* Ask the master on PATH to exit (what `ssh -O exit` does).  0 when it
+   acknowledged or went away, BERTH_SSH_MUX_ABSENT (0) when nobody listens,
+   -ETIMEDOUT when it does not answer, -EPERM/-EPROTO/-errno.  */
+int berth_ssh_mux_terminate (const char *path, int timeout_ms);
+
 #endif

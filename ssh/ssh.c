@@ -199,14 +199,14 @@ destination (const ssh_env *e)
 /* The master's pid recorded at establishment, if that process is still
    an ssh master for our control path (so a recycled pid is never hit).  */
 static pid_t
-recorded_master (const ssh_env *e)
+recorded_master (const char *control_path, const char *pid_path)
 {
   char buf[64], cmd[8192], want[512];
   FILE *f;
   pid_t pid;
   ssize_t got;
   size_t n;
-  int fd = open (e->pid_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int fd = open (pid_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     return 0;
   got = read (fd, buf, sizeof buf - 1);
@@ -217,7 +217,7 @@ recorded_master (const ssh_env *e)
   pid = (pid_t) strtol (buf, NULL, 10);
   if (pid <= 1)
     return 0;
-  snprintf (want, sizeof want, "-oControlPath=%s", e->control_path);
+  snprintf (want, sizeof want, "-oControlPath=%s", control_path);
   snprintf (buf, sizeof buf, "/proc/%d/cmdline", (int) pid);
   f = fopen (buf, "re");
   if (f == NULL)
@@ -246,34 +246,24 @@ record_master (const ssh_env *e, pid_t pid)
   close (fd);
 }
 
-/* Stop this environment's master: -O exit, and SIGKILL for a wedged one.  */
+/* Stop this environment's master (what `ssh -O exit` does, without a
+   fork), and SIGKILL one that does not answer.  */
 static void
-stop_master (berth_env *env, ssh_env *e, int state)
+stop_master (berth_env *env, const char *control_path, const char *pid_path, int state)
 {
-  if (state == BERTH_SSH_MUX_ALIVE)
-    {
-      berth_ssh_settings s = settings_of (e);
-      char **argv = NULL;
-      char *out = NULL;
-      int status = -1;
-      if (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CONTROL, false, "exit", &argv) == 0
-          && berth_run_capture ((const char *const *) argv, NULL, NULL, 5, SSH_CAPTURE_MAX, &out, &status, NULL) == 0
-          && status == 0)
-        state = BERTH_SSH_MUX_ABSENT;
-      berth_strv_free (argv);
-      free (out);
-    }
+  if (state == BERTH_SSH_MUX_ALIVE && berth_ssh_mux_terminate (control_path, 2000) >= 0)
+    state = BERTH_SSH_MUX_ABSENT;
   if (state != BERTH_SSH_MUX_ABSENT)
     {
-      pid_t pid = recorded_master (e);
+      pid_t pid = recorded_master (control_path, pid_path);
       if (pid > 0)
         {
           berth_logf (env, BERTH_LOG_INFO, "ssh: killing the unresponsive master %d", (int) pid);
           kill (pid, SIGKILL);
         }
     }
-  unlink (e->control_path);
-  unlink (e->pid_path);
+  unlink (control_path);
+  unlink (pid_path);
 }
 
 static int
@@ -320,7 +310,7 @@ ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
   if (state != BERTH_SSH_MUX_ABSENT)
     berth_logf (env, BERTH_LOG_WARNING, "ssh: the connection master at %s does not answer (%s); starting a new one",
                 e->control_path, strerror (-state));
-  stop_master (env, e, state);
+  stop_master (env, e->control_path, e->pid_path, state);
 
   r = berth_ssh_build_argv (&s, BERTH_SSH_ARGV_MASTER, false, NULL, &argv);
   if (r < 0)
@@ -376,6 +366,34 @@ private_dir (const char *dir, berth_error **reterr)
   return 0;
 }
 
+/* The control socket, its directory, lock and pid files: derived from the
+   runtime directory alone, so `berth rm` finds them without create().  */
+static int
+env_paths (const char *rt, char **ret_path, char **ret_dir, char **ret_lock, char **ret_pid)
+{
+  char *path = NULL, *dir = NULL, *lock = NULL, *pid = NULL;
+  int r = berth_ssh_control_path (rt, geteuid (), &path, &dir);
+  if (r < 0)
+    return r;
+  if (asprintf (&lock, "%s.lock", path) < 0)
+    lock = NULL;
+  if (asprintf (&pid, "%s.pid", path) < 0)
+    pid = NULL;
+  if (lock == NULL || pid == NULL)
+    {
+      free (path);
+      free (dir);
+      free (lock);
+      free (pid);
+      return -ENOMEM;
+    }
+  *ret_path = path;
+  *ret_dir = dir;
+  *ret_lock = lock;
+  *ret_pid = pid;
+  return 0;
+}
+
 /* ---- ops ---- */
 
 static int
@@ -415,19 +433,13 @@ ssh_create (berth_env *env, berth_error **reterr)
       r = berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment has no runtime directory");
       goto fail;
     }
-  if ((r = berth_ssh_control_path (rt, geteuid (), &e->control_path, &e->control_dir)) < 0)
+  if ((r = env_paths (rt, &e->control_path, &e->control_dir, &e->lock_path, &e->pid_path)) < 0)
     {
       r = berth_error_errno (reterr, -r, "out of memory");
       goto fail;
     }
   if (strcmp (e->control_dir, rt) != 0 && (r = private_dir (e->control_dir, reterr)) < 0)
     goto fail;
-  if (asprintf (&e->lock_path, "%s.lock", e->control_path) < 0 || asprintf (&e->pid_path, "%s.pid", e->control_path) < 0)
-    {
-      e->lock_path = e->pid_path = NULL;
-      r = berth_error_errno (reterr, ENOMEM, "out of memory");
-      goto fail;
-    }
   s = settings_of (e);
   if (berth_ssh_settings_check (&s, &reason) < 0)
     {
@@ -486,22 +498,30 @@ static int
 ssh_cleanup (berth_env *env, bool remove, berth_error **reterr)
 {
   ssh_env *e = berth_env_get_data (env);
-  pid_t pid = 0;
+  const char *rt = berth_env_runtime_dir (env);
+  char *path = NULL, *dir = NULL, *lock = NULL, *pidf = NULL;
   int state;
 
-  if (e == NULL)
-    return 0;
-  if (e->persistent && !remove)
+  if (!remove && berth_env_is_persistent (env))
     return 0; /* the next `berth exec -e NAME` reuses the master */
-  state = berth_ssh_mux_check (e->control_path, 1000, &pid);
-  if (state == BERTH_SSH_MUX_ABSENT)
+  if (e)
     {
-      unlink (e->control_path);
-      unlink (e->pid_path);
+      path = strdup (e->control_path);
+      lock = strdup (e->lock_path);
+      pidf = strdup (e->pid_path);
     }
-  else
-    stop_master (env, e, state);
-  unlink (e->lock_path);
+  else if (rt == NULL || env_paths (rt, &path, &dir, &lock, &pidf) < 0)
+    return 0; /* `berth rm` of something never created: nothing there */
+  if (path && lock && pidf)
+    {
+      state = berth_ssh_mux_check (path, 1000, NULL);
+      stop_master (env, path, pidf, state);
+      unlink (lock);
+    }
+  free (path);
+  free (dir);
+  free (lock);
+  free (pidf);
   return 0;
 }
 
