@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cli.c: finding and running the Apptainer/Singularity CLI, and the SIF
+   cache for docker:// images.  */
+#include "config.h"
+
+#include "cli.h"
+#include "argv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char *
+search_path (const char *name)
+{
+  const char *path = getenv ("PATH");
+  const char *p, *colon;
+
+  if (name == NULL || *name == '\0')
+    return NULL;
+  if (strchr (name, '/') != NULL)
+    return access (name, X_OK) == 0 ? realpath (name, NULL) : NULL;
+  if (path == NULL || *path == '\0')
+    path = "/usr/local/bin:/usr/bin:/bin";
+  for (p = path;; p = colon + 1)
+    {
+      char *cand = NULL;
+      size_t len;
+      struct stat st;
+      colon = strchr (p, ':');
+      len = colon ? (size_t) (colon - p) : strlen (p);
+      if (len > 0 && asprintf (&cand, "%.*s/%s", (int) len, p, name) >= 0)
+        {
+          if (stat (cand, &st) == 0 && S_ISREG (st.st_mode) && access (cand, X_OK) == 0)
+            {
+              /* Keep the name it was found under (a `singularity` link to
+                 apptainer behaves as singularity), but absolute.  */
+              if (cand[0] != '/')
+                {
+                  char *abs = realpath (cand, NULL);
+                  free (cand);
+                  return abs;
+                }
+              return cand;
+            }
+          free (cand);
+        }
+      if (colon == NULL)
+        break;
+    }
+  return NULL;
+}
+
+int
+sing_find_binary (const berth_config *cfg, char **ret_path, berth_error **reterr)
+{
+  const char *conf = berth_config_string (cfg, "terminal.singularity_binary", NULL);
+  char *p;
+
+  if (conf != NULL && *conf != '\0')
+    {
+      p = search_path (conf);
+      if (p == NULL)
+        return berth_error_set (reterr, BERTH_E_UNAVAILABLE,
+                                "singularity: terminal.singularity_binary '%s' was not found or is not executable; "
+                                "fix the setting or unset it to use apptainer or singularity from PATH",
+                                conf);
+      *ret_path = p;
+      return 0;
+    }
+  p = search_path ("apptainer");
+  if (p == NULL)
+    p = search_path ("singularity");
+  if (p == NULL)
+    return berth_error_set (reterr, BERTH_E_UNAVAILABLE,
+                            "singularity: neither 'apptainer' nor 'singularity' was found in PATH; "
+                            "install Apptainer (https://apptainer.org/docs/admin/main/installation.html) "
+                            "or set terminal.singularity_binary");
+  *ret_path = p;
+  return 0;
+}
+
+int
+sing_run (const char *const *argv, double timeout, char **ret_output, int *ret_status, berth_error **reterr)
+{
+  return berth_run_capture (argv, NULL, NULL, timeout, SING_CAPTURE_MAX, ret_output, ret_status, reterr);
+}
+
+int
+sing_check_version (const char *bin, double timeout, char **ret_version, berth_error **reterr)
+{
+  const char *argv[] = { bin, "version", NULL };
+  const char *base = strrchr (bin, '/') ? strrchr (bin, '/') + 1 : bin;
+  char *out = NULL, *tail;
+  berth_error *err = NULL;
+  int status = -1, r;
+
+  r = sing_run (argv, timeout, &out, &status, &err);
+  if (r == -ETIMEDOUT)
+    {
+      berth_error_free (err);
+      return berth_error_set (reterr, BERTH_E_UNAVAILABLE, "singularity: '%s version' timed out after %gs", base, timeout);
+    }
+  if (r < 0)
+    {
+      r = berth_error_set (reterr, BERTH_E_UNAVAILABLE, "singularity: '%s version' could not run: %s", base,
+                           berth_error_message (err));
+      berth_error_free (err);
+      return r;
+    }
+  if (status != 0)
+    {
+      tail = sing_tail (out, 200);
+      r = berth_error_set (reterr, BERTH_E_UNAVAILABLE, "singularity: '%s version' failed (exit %d): %s", base, status,
+                           tail && *tail ? tail : "(no output)");
+      free (tail);
+      free (out);
+      return r;
+    }
+  tail = sing_tail (out, 200);
+  free (out);
+  if (tail == NULL)
+    return berth_error_set (reterr, ENOMEM, "singularity: out of memory");
+  *ret_version = tail;
+  return 0;
+}
+
+int
+sing_mkdir_p (const char *path, mode_t mode)
+{
+  char *copy = strdup (path);
+  int r = 0;
+  if (copy == NULL)
+    return -ENOMEM;
+  for (char *p = copy + 1;; p++)
+    {
+      if (*p == '/' || *p == '\0')
+        {
+          char saved = *p;
+          *p = '\0';
+          if (mkdir (copy, mode) < 0 && errno != EEXIST)
+            {
+              r = -errno;
+              break;
+            }
+          *p = saved;
+          if (saved == '\0')
+            break;
+        }
+    }
+  free (copy);
+  return r;
+}
+
+static int
+rm_one (const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  (void) st;
+  (void) ftw;
+  if (flag == FTW_DP)
+    rmdir (path);
+  else
+    unlink (path);
+  return 0;
+}
+
+int
+sing_rm_rf (const char *path)
+{
+  struct stat st;
+  if (lstat (path, &st) < 0)
+    return errno == ENOENT ? 0 : -errno;
+  nftw (path, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+  return lstat (path, &st) < 0 && errno == ENOENT ? 0 : -ENOTEMPTY;
+}
+
+char *
+sing_sif_cache_dir (void)
+{
+  const char *x = getenv ("XDG_CACHE_HOME");
+  const char *home = getenv ("HOME");
+  char *s = NULL;
+  if (x != NULL && x[0] == '/')
+    {
+      if (asprintf (&s, "%s/berth/sif", x) < 0)
+        return NULL;
+    }
+  else if (asprintf (&s, "%s/.cache/berth/sif", home && home[0] == '/' ? home : "/tmp") < 0)
+    return NULL;
+  return s;
+}
+
+static bool
+usable_sif (const char *path)
+{
+  struct stat st;
+  return stat (path, &st) == 0 && S_ISREG (st.st_mode) && st.st_size > 0;
+}
+
+/* Take an exclusive flock on FD, giving up after TIMEOUT seconds.  */
+static int
+lock_with_deadline (int fd, double timeout)
+{
+  struct timespec ts = { 0, 100 * 1000 * 1000 };
+  for (double waited = 0; waited < timeout; waited += 0.1)
+    {
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0)
+        return 0;
+      if (errno != EWOULDBLOCK && errno != EINTR)
+        return -errno;
+      nanosleep (&ts, NULL);
+    }
+  return -ETIMEDOUT;
+}
+
+/* BASE plus KEY=VALUE unless KEY is already set.  */
+static char **
+environ_with (char *const *base, const char *key, const char *value)
+{
+  char **v = NULL;
+  size_t klen = strlen (key);
+  bool have = false;
+  for (char *const *e = base; e != NULL && *e != NULL; e++)
+    {
+      if (strncmp (*e, key, klen) == 0 && (*e)[klen] == '=')
+        have = true;
+      if (berth_strv_push (&v, *e) < 0)
+        return berth_strv_free (v);
+    }
+  if (!have)
+    {
+      char *kv = NULL;
+      if (asprintf (&kv, "%s=%s", key, value) < 0 || berth_strv_push (&v, kv) < 0)
+        {
+          free (kv);
+          return berth_strv_free (v);
+        }
+      free (kv);
+    }
+  if (v == NULL)
+    v = berth_strv_new (NULL);
+  return v;
+}
+
+int
+sing_resolve_image (berth_env *env, const char *bin, const char *image, char **ret_image, berth_error **reterr)
+{
+  char *name = sing_sif_name (image);
+  char *dir = NULL, *sif = NULL, *lock = NULL, *tmp = NULL, *tmpdir = NULL, *out = NULL, *tail = NULL;
+  char **argv = NULL, **envp = NULL, **envp2 = NULL;
+  char *result = NULL;
+  berth_error *err = NULL;
+  int fd = -1, status = -1, r;
+
+  if (name == NULL)
+    {
+      /* Not docker://: a SIF, a sandbox directory or another URI, as is.  */
+      result = strdup (image);
+      goto done;
+    }
+  dir = sing_sif_cache_dir ();
+  if (dir == NULL || asprintf (&sif, "%s/%s", dir, name) < 0 || asprintf (&lock, "%s/%s.lock", dir, name) < 0
+      || asprintf (&tmp, "%s/%s.building.%ld", dir, name, (long) getpid ()) < 0
+      || asprintf (&tmpdir, "%s/tmp", dir) < 0)
+    goto oom;
+  if (usable_sif (sif))
+    {
+      result = strdup (sif);
+      goto done;
+    }
+  if ((r = sing_mkdir_p (tmpdir, 0700)) < 0)
+    {
+      berth_logf (env, BERTH_LOG_WARNING, "singularity: cannot create the SIF cache %s (%s); using %s directly", dir,
+                  strerror (-r), image);
+      result = strdup (image);
+      goto done;
+    }
+  fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 || (r = lock_with_deadline (fd, SING_BUILD_TIMEOUT + 60)) < 0)
+    {
+      berth_logf (env, BERTH_LOG_WARNING, "singularity: cannot lock %s (%s); using %s directly", lock,
+                  fd < 0 ? strerror (errno) : strerror (-r), image);
+      result = strdup (image);
+      goto done;
+    }
+  /* Somebody else may have built it while we waited.  */
+  if (usable_sif (sif))
+    {
+      result = strdup (sif);
+      goto done;
+    }
+  unlink (tmp);
+  argv = sing_build_argv (bin, tmp, image);
+  /* Build scratch space next to the cache (SingularityCE reads
+     SINGULARITY_TMPDIR), unless the user chose one.  */
+  envp2 = environ_with (environ, "APPTAINER_TMPDIR", tmpdir);
+  envp = envp2 ? environ_with (envp2, "SINGULARITY_TMPDIR", tmpdir) : NULL;
+  if (argv == NULL || envp == NULL)
+    goto oom;
+  berth_logf (env, BERTH_LOG_INFO, "singularity: building %s from %s (once; cached)", sif, image);
+  r = berth_run_capture ((const char *const *) argv, (const char *const *) envp, NULL, SING_BUILD_TIMEOUT,
+                         SING_CAPTURE_MAX, &out, &status, &err);
+  if (r == 0 && status == 0 && usable_sif (tmp) && rename (tmp, sif) == 0)
+    result = strdup (sif);
+  else
+    {
+      tail = sing_tail (out, 300);
+      unlink (tmp);
+      berth_logf (env, BERTH_LOG_WARNING,
+                  "singularity: building %s from %s %s%s%s; falling back to the docker:// URL", sif, image,
+                  r == -ETIMEDOUT ? "timed out" : r < 0 ? "could not run" : "failed",
+                  (tail && *tail) || err ? ": " : "",
+                  r < 0 && err ? berth_error_message (err) : (tail ? tail : ""));
+      result = strdup (image);
+    }
+  goto done;
+
+oom:
+  result = NULL;
+done:
+  if (fd >= 0)
+    close (fd); /* releases the lock */
+  berth_error_free (err);
+  berth_strv_free (argv);
+  berth_strv_free (envp);
+  berth_strv_free (envp2);
+  free (name);
+  free (dir);
+  free (sif);
+  free (lock);
+  free (tmp);
+  free (tmpdir);
+  free (out);
+  free (tail);
+  if (result == NULL)
+    return berth_error_set (reterr, ENOMEM, "singularity: out of memory");
+  *ret_image = result;
+  return 0;
+}
