@@ -5,7 +5,7 @@
 #define BERTH_PRIVATE_H
 
 #include <berth/provider.h>
-#include "config.h"
+#include "conf.h"
 #include "util.h"
 
 #define BERTH_RESERVED_NAMES \
@@ -64,7 +64,34 @@ BERTH_INTERNAL int berth_check_ops (const berth_provider_ops *ops, berth_error *
 BERTH_INTERNAL void berth_ctx_log (berth_ctx *ctx, int level, const char *area, const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
 
 /* scrub.c */
+/* Glob patterns of names that carry credentials (NULL-terminated).  */
+BERTH_INTERNAL extern const char *const berth_credential_patterns[];
 /* True when NAME is on the built-in credential list.  */
 BERTH_INTERNAL bool berth_env_name_is_credential (const char *name);
+
+
+/* env.c */
+struct berth_env
+{
+  berth_ctx *ctx;
+  berth_provider *provider;
+  char *name; /* NULL for throw-away */
+  char *id;
+  char *image;
+  char *task_id;
+  char *cwd;
+  char *snapshot;
+  char *state_dir;   /* host state of this environment (0700) */
+  char *runtime_dir; /* sockets (0700) */
+  char *spill_dir;
+  char **host_environ;
+  char **passthrough;
+  void *data;
+  int lock_fd;
+  bool created, cleaned, recreated;
+};
+
+/* Persist cwd and snapshot of a named environment.  */
+BERTH_INTERNAL int berth_env_save (berth_env *env);
 
 #endif

@@ -72,6 +72,14 @@ BERTH_EXPORT void berth_ctx_set_log (berth_ctx *ctx, berth_log_fn fn, void *user
    (may be NULL).  Also loads modules and enabled plugins.  */
 BERTH_EXPORT int berth_ctx_load_config (berth_ctx *ctx, const char *extra, berth_error **reterr);
 BERTH_EXPORT const berth_config *berth_ctx_config (const berth_ctx *ctx);
+/* `berth config get`: the merged value at a dotted PATH rendered as text
+   (YAML for lists and maps); -ENOENT when unset.  Caller frees.  */
+BERTH_EXPORT int berth_ctx_config_get (berth_ctx *ctx, const char *path, char **ret, berth_error **reterr);
+/* The user configuration file ($XDG_CONFIG_HOME/berth/config.yaml).  */
+BERTH_EXPORT char *berth_config_user_path (void);
+/* `berth config set`: write PATH = VALUE into the user file, keeping the
+   rest of it; the result is validated before it is written.  */
+BERTH_EXPORT int berth_config_user_set (const char *path, const char *value, berth_error **reterr);
 
 BERTH_EXPORT berth_provider *berth_ctx_find_provider (berth_ctx *ctx, const char *name);
 /* Iterate: *cursor starts at 0; returns NULL at the end.  */
@@ -201,6 +209,8 @@ BERTH_EXPORT int berth_env_stream (berth_env *env, const char *const *argv, int 
 
 BERTH_EXPORT char **berth_strv_free (char **strv);
 BERTH_EXPORT const char *berth_version (void);
+
+#include <berth/plugins.h>
 
 #ifdef __cplusplus
 }

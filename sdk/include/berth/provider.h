@@ -117,7 +117,11 @@ typedef struct berth_provider_ops
   int (*exec_prefix) (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr);
   int (*start) (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr);
   /* Release the environment per its persistence (idempotent).  REMOVE is
-     true for `berth rm`: a persistent environment goes for good.  */
+     true for throw-away environments and for `berth rm`: the environment
+     goes for good; false for a named one at the end of an invocation (keep
+     it).  NOTE: `berth rm` calls cleanup WITHOUT create: find what to
+     remove from berth_env_id / berth_env_state_dir / labels, and treat
+     "nothing there" as success.  berth_env_get_data may be NULL.  */
   int (*cleanup) (berth_env *env, bool remove, berth_error **reterr);
   /* Optional: remove leftovers older than LIFETIME seconds; count removed.  */
   int (*gc) (const berth_config *cfg, int64_t lifetime, berth_error **reterr);

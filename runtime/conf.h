@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* config.h: the configuration tree (libyaml stays inside config.c).
    Lookup services for providers are declared in <berth/provider.h>.  */
-#ifndef BERTH_CONFIG_H
-#define BERTH_CONFIG_H
+#ifndef BERTH_CONF_H
+#define BERTH_CONF_H
 
 #include <berth/provider.h>
 #include "util.h"

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cli.h: shared pieces of the berth command.  */
+#ifndef BERTH_CLI_H
+#define BERTH_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <berth/berth.h>
+
+/* berth's own errors (bad config, unknown backend, daemon down).  */
+#define EXIT_BERTH 125
+
+typedef struct cli_opts
+{
+  const char *config; /* --config FILE */
+} cli_opts;
+
+/* One-line error on stderr: "berth: MESSAGE".  Returns EXIT_BERTH.  */
+int cli_fail (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+int cli_fail_err (berth_error *err);
+/* Load the layered configuration (+ --config); on failure print and NULL. */
+berth_ctx *cli_ctx (const cli_opts *o);
+/* True when ARGV[*I] is "-h"/"--help".  */
+bool cli_is_help (const char *arg);
+
+/* JSON output.  */
+void json_string (FILE *f, const char *s);
+void json_string_len (FILE *f, const char *s, size_t len);
+
+int cmd_exec (const cli_opts *o, int argc, char **argv);
+int cmd_exec_prefix (const cli_opts *o, int argc, char **argv);
+int cmd_exec_stream (const cli_opts *o, int argc, char **argv);
+int cmd_backends (const cli_opts *o, int argc, char **argv);
+int cmd_doctor (const cli_opts *o, int argc, char **argv);
+int cmd_ls (const cli_opts *o, int argc, char **argv);
+int cmd_rm (const cli_opts *o, int argc, char **argv);
+int cmd_gc (const cli_opts *o, int argc, char **argv);
+int cmd_config (const cli_opts *o, int argc, char **argv);
+int cmd_bench (const cli_opts *o, int argc, char **argv);
+int berth_cmd_plugins (berth_ctx *ctx, int argc, char **argv);
+
+#endif

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cmd-bench.c: per-command round-trip latency of execute, against the
+   command a user would otherwise run, interleaved in one run (these
+   machines are noisy: the ratio is the figure, not the times).  */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <wordexp.h>
+
+#include <berth/provider.h>
+#include "cli.h"
+
+extern char **environ;
+
+static const char bench_usage[] =
+  "Usage: berth bench [-b BACKEND] [-e NAME] [-n N] [--peer 'CMD ARGS'] [--json] [COMMAND]\n"
+  "\n"
+  "Time N executes of COMMAND (default: true) in one environment, interleaved\n"
+  "with N runs of the peer command a user would otherwise run (default for\n"
+  "local: bash -c true).  Reports min/median/p90 of both and the median ratio.\n";
+
+static double
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct stats
+{
+  double min, median, p90;
+} stats;
+
+static stats
+summarize (double *v, size_t n)
+{
+  qsort (v, n, sizeof *v, cmp_double);
+  return (stats){ v[0], n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1] };
+}
+
+static int
+run_peer (char *const *argv)
+{
+  pid_t pid;
+  int st;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_addopen (&fa, 0, "/dev/null", 0, 0);
+  posix_spawn_file_actions_addopen (&fa, 1, "/dev/null", 1, 0);
+  int r = posix_spawnp (&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy (&fa);
+  if (r != 0)
+    return -r;
+  while (waitpid (pid, &st, 0) < 0)
+    if (errno != EINTR)
+      return -errno;
+  return WIFEXITED (st) ? WEXITSTATUS (st) : 128;
+}
+
+static void
+print_stats_json (const char *key, stats s)
+{
+  printf ("\"%s\":{\"min_ms\":%.3f,\"median_ms\":%.3f,\"p90_ms\":%.3f}", key, s.min, s.median, s.p90);
+}
+
+int
+cmd_bench (const cli_opts *o, int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "backend", required_argument, NULL, 'b' }, { "env", required_argument, NULL, 'e' },
+    { "count", required_argument, NULL, 'n' },   { "peer", required_argument, NULL, 'p' },
+    { "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  const char *backend = NULL, *name = NULL, *peer = NULL;
+  long n = 20;
+  bool json = false;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long (argc, argv, "+b:e:n:h", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'b': backend = optarg; break;
+      case 'e': name = optarg; break;
+      case 'n':
+        n = strtol (optarg, NULL, 10);
+        if (n < 1 || n > 100000)
+          return cli_fail ("bench: -n must be between 1 and 100000");
+        break;
+      case 'p': peer = optarg; break;
+      case 'j': json = true; break;
+      case 'h': fputs (bench_usage, stdout); return 0;
+      default: return cli_fail ("bench: bad option '%s' (see berth bench --help)", argv[optind - 1]);
+      }
+  const char *command = optind < argc ? argv[optind] : "true";
+  berth_ctx *ctx = cli_ctx (o);
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  berth_env_spec spec = BERTH_ENV_SPEC_INIT;
+  berth_env *env = NULL;
+  berth_error *err = NULL;
+  spec.backend = backend;
+  spec.name = name;
+  if (berth_env_open (ctx, &spec, &env, &err) < 0)
+    {
+      berth_ctx_unref (ctx);
+      return cli_fail_err (err);
+    }
+  if (peer == NULL && strcmp (berth_env_backend (env), "local") == 0)
+    peer = "bash -c true";
+  wordexp_t we = { 0 };
+  bool have_peer = false;
+  if (peer)
+    {
+      if (wordexp (peer, &we, WRDE_NOCMD | WRDE_UNDEF) != 0 || we.we_wordc == 0)
+        {
+          berth_env_unref (env);
+          berth_ctx_unref (ctx);
+          return cli_fail ("bench: cannot parse --peer '%s'", peer);
+        }
+      have_peer = true;
+    }
+  double *ours = calloc ((size_t) n, sizeof (double)), *theirs = calloc ((size_t) n, sizeof (double));
+  int exit_code = 0;
+  /* One warm-up of each, then interleave.  */
+  for (long i = -1; i < n && exit_code == 0; i++)
+    {
+      berth_exec_spec es = BERTH_EXEC_SPEC_INIT;
+      berth_result *res = NULL;
+      es.command = command;
+      double t = now_ms ();
+      if (berth_env_execute (env, &es, &res, &err) < 0)
+        {
+          exit_code = cli_fail_err (err);
+          break;
+        }
+      double dt = now_ms () - t;
+      if (berth_result_exit_code (res) != 0)
+        exit_code = cli_fail ("bench: '%s' exited %d", command, berth_result_exit_code (res));
+      berth_result_free (res);
+      if (i >= 0)
+        ours[i] = dt;
+      if (have_peer)
+        {
+          t = now_ms ();
+          int pr = run_peer (we.we_wordv);
+          dt = now_ms () - t;
+          if (pr != 0)
+            exit_code = cli_fail ("bench: peer '%s' failed (%d)", peer, pr);
+          if (i >= 0)
+            theirs[i] = dt;
+        }
+    }
+  if (exit_code == 0)
+    {
+      stats s = summarize (ours, (size_t) n), p = { 0 };
+      if (have_peer)
+        p = summarize (theirs, (size_t) n);
+      if (json)
+        {
+          printf ("{\"backend\":");
+          json_string (stdout, berth_env_backend (env));
+          printf (",\"n\":%ld,\"command\":", n);
+          json_string (stdout, command);
+          printf (",");
+          print_stats_json ("berth", s);
+          if (have_peer)
+            {
+              printf (",\"peer_command\":");
+              json_string (stdout, peer);
+              printf (",");
+              print_stats_json ("peer", p);
+              printf (",\"ratio_median\":%.3f", s.median / p.median);
+            }
+          printf ("}\n");
+        }
+      else
+        {
+          printf ("backend %s, %ld runs of '%s'\n", berth_env_backend (env), n, command);
+          printf ("  berth execute   min %.2f ms  median %.2f ms  p90 %.2f ms\n", s.min, s.median, s.p90);
+          if (have_peer)
+            {
+              printf ("  peer (%s)  min %.2f ms  median %.2f ms  p90 %.2f ms\n", peer, p.min, p.median, p.p90);
+              printf ("  ratio (median): %.2fx\n", s.median / p.median);
+            }
+        }
+    }
+  if (have_peer)
+    wordfree (&we);
+  free (ours);
+  free (theirs);
+  berth_env_cleanup (env, NULL);
+  berth_env_unref (env);
+  berth_ctx_unref (ctx);
+  return exit_code;
+}

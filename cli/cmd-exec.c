@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cmd-exec.c: berth exec, exec-prefix and exec-stream.  */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <berth/provider.h>
+#include "cli.h"
+#include "util.h"
+
+static int interrupt_pipe[2] = { -1, -1 };
+
+static void
+on_interrupt (int sig)
+{
+  int saved = errno;
+  if (write (interrupt_pipe[1], "x", 1) < 0)
+    {
+    }
+  errno = saved;
+}
+
+static int
+stream_to_stdout (void *userdata, const char *data, size_t len)
+{
+  while (len > 0)
+    {
+      ssize_t n = write (STDOUT_FILENO, data, len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return errno == EPIPE ? -1 : 0;
+      data += n;
+      len -= (size_t) n;
+    }
+  return 0;
+}
+
+static int
+read_stdin_source (const char *src, char **ret, size_t *ret_len)
+{
+  int fd = strcmp (src, "-") == 0 ? STDIN_FILENO : open (src, O_RDONLY | O_CLOEXEC);
+  size_t cap = 0, len = 0;
+  char *buf = NULL;
+  if (fd < 0)
+    return -errno;
+  for (;;)
+    {
+      if (len + 65536 > cap)
+        {
+          char *n = realloc (buf, cap = cap ? cap * 2 : 131072);
+          if (n == NULL)
+            {
+              free (buf);
+              return -ENOMEM;
+            }
+          buf = n;
+        }
+      ssize_t n = read (fd, buf + len, cap - len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      len += (size_t) n;
+    }
+  if (fd != STDIN_FILENO)
+    close (fd);
+  *ret = buf;
+  *ret_len = len;
+  return 0;
+}
+
+static void
+print_result_json (const berth_result *r)
+{
+  size_t len;
+  const char *out = berth_result_output (r, &len);
+  printf ("{\"output\":");
+  json_string_len (stdout, out, len);
+  printf (",\"exit_code\":%d,\"cwd\":", berth_result_exit_code (r));
+  json_string (stdout, berth_result_cwd (r));
+  printf (",\"cwd_changed\":%s,\"timed_out\":%s,\"interrupted\":%s,\"truncated\":%s,\"output_total_bytes\":%llu,\"full_output_path\":",
+          berth_result_cwd_changed (r) ? "true" : "false", berth_result_timed_out (r) ? "true" : "false",
+          berth_result_interrupted (r) ? "true" : "false", berth_result_truncated (r) ? "true" : "false",
+          (unsigned long long) berth_result_total_bytes (r));
+  json_string (stdout, berth_result_full_output_path (r));
+  printf (",\"environment_recreated\":%s,\"backend\":", berth_result_environment_recreated (r) ? "true" : "false");
+  json_string (stdout, berth_result_backend (r));
+  printf (",\"env\":");
+  json_string (stdout, berth_result_env (r));
+  printf (",\"duration_ms\":%llu}\n", (unsigned long long) berth_result_duration_ms (r));
+}
+
+static char *
+join_words (int argc, char **argv)
+{
+  size_t n = 1;
+  for (int i = 0; i < argc; i++)
+    n += strlen (argv[i]) + 1;
+  char *s = calloc (1, n);
+  for (int i = 0; s && i < argc; i++)
+    {
+      if (i)
+        strcat (s, " ");
+      strcat (s, argv[i]);
+    }
+  return s;
+}
+
+/* Options shared by the three commands that open an environment.  */
+typedef struct env_opts
+{
+  const char *backend, *name, *cwd, *image, *user;
+  bool json, no_interactive;
+} env_opts;
+
+static berth_env *
+open_env (berth_ctx *ctx, const env_opts *eo, int *ret_exit)
+{
+  berth_env_spec spec = BERTH_ENV_SPEC_INIT;
+  berth_env *env = NULL;
+  berth_error *err = NULL;
+  char abs[PATH_MAX];
+  spec.backend = eo->backend;
+  spec.name = eo->name;
+  spec.image = eo->image;
+  spec.cwd = eo->cwd;
+  if (eo->cwd && eo->cwd[0] != '/' && eo->cwd[0] != '~')
+    {
+      /* Host-side backends resolve -C against our own cwd.  */
+      berth_provider *p = berth_ctx_find_provider (ctx, eo->backend ? eo->backend : berth_config_string (berth_ctx_config (ctx), "terminal.backend", "local"));
+      if (p && (berth_provider_flag (p, BERTH_FLAG_USES_HOST_FILESYSTEM) || !berth_provider_flag (p, BERTH_FLAG_IS_REMOTE)))
+        {
+          if (realpath (eo->cwd, abs) == NULL)
+            {
+              *ret_exit = cli_fail ("cannot use -C %s: %s", eo->cwd, strerror (errno));
+              return NULL;
+            }
+          spec.cwd = abs;
+        }
+    }
+  if (spec.cwd && spec.cwd[0] == '/')
+    {
+      berth_provider *p = berth_ctx_find_provider (ctx, eo->backend ? eo->backend : berth_config_string (berth_ctx_config (ctx), "terminal.backend", "local"));
+      struct stat st;
+      if (p && !berth_provider_flag (p, BERTH_FLAG_IS_REMOTE) && (stat (spec.cwd, &st) < 0 || !S_ISDIR (st.st_mode)))
+        {
+          *ret_exit = cli_fail ("cannot use -C %s: not an existing directory", spec.cwd);
+          return NULL;
+        }
+    }
+  if (berth_env_open (ctx, &spec, &env, &err) < 0)
+    {
+      *ret_exit = cli_fail_err (err);
+      return NULL;
+    }
+  return env;
+}
+
+enum
+{
+  OPT_IMAGE = 256,
+  OPT_STDIN,
+  OPT_JSON,
+  OPT_USER,
+  OPT_NO_INTERACTIVE,
+};
+
+static const struct option env_options[] = {
+  { "backend", required_argument, NULL, 'b' },
+  { "env", required_argument, NULL, 'e' },
+  { "cwd", required_argument, NULL, 'C' },
+  { "timeout", required_argument, NULL, 't' },
+  { "image", required_argument, NULL, OPT_IMAGE },
+  { "stdin", required_argument, NULL, OPT_STDIN },
+  { "json", no_argument, NULL, OPT_JSON },
+  { "user", required_argument, NULL, OPT_USER },
+  { "no-interactive", no_argument, NULL, OPT_NO_INTERACTIVE },
+  { "help", no_argument, NULL, 'h' },
+  { NULL, 0, NULL, 0 },
+};
+
+static const char exec_usage[] =
+  "Usage: berth exec [-b BACKEND] [-e NAME] [-C DIR] [-t SECONDS] [--image IMG]\n"
+  "                  [--stdin FILE|-] [--json] [--] COMMAND...\n"
+  "\n"
+  "Run COMMAND (one shell string; several words are joined with spaces) with\n"
+  "bash inside an environment.  Without -e the environment is thrown away\n"
+  "afterwards; with -e NAME it persists (cwd, exported variables, the\n"
+  "container/jail/connection) until `berth rm NAME`.\n"
+  "\n"
+  "  -b, --backend B   backend (default: terminal.backend, else local)\n"
+  "  -e, --env NAME    named, persistent environment\n"
+  "  -C, --cwd DIR     working directory for this command\n"
+  "  -t, --timeout S   kill the command's whole tree after S seconds (exit 124)\n"
+  "      --image IMG   image for container backends\n"
+  "      --stdin SRC   feed FILE (or - for our stdin) to the command\n"
+  "      --json        print one capped result object instead of streaming\n"
+  "\n"
+  "Exit status: the command's own; 124 timeout; 130 interrupted; 125 berth error.\n";
+
+/* Parse env options; returns the index of the first operand, or -1 after
+   printing (with *ret_exit set).  */
+static int
+parse_env_opts (int argc, char **argv, const char *usage, env_opts *eo, double *timeout, const char **stdin_src, int *ret_exit)
+{
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long (argc, argv, "+b:e:C:t:h", env_options, NULL)) != -1)
+    switch (c)
+      {
+      case 'b': eo->backend = optarg; break;
+      case 'e': eo->name = optarg; break;
+      case 'C': eo->cwd = optarg; break;
+      case 't':
+        {
+          char *end;
+          errno = 0;
+          *timeout = timeout ? strtod (optarg, &end) : 0;
+          if (timeout == NULL || errno || *end || *timeout <= 0)
+            {
+              *ret_exit = cli_fail ("timeout must be a positive number of seconds (got '%s')", optarg);
+              return -1;
+            }
+          break;
+        }
+      case OPT_IMAGE: eo->image = optarg; break;
+      case OPT_STDIN:
+        if (stdin_src == NULL)
+          goto bad;
+        *stdin_src = optarg;
+        break;
+      case OPT_JSON: eo->json = true; break;
+      case OPT_USER: eo->user = optarg; break;
+      case OPT_NO_INTERACTIVE: eo->no_interactive = true; break;
+      case 'h':
+        fputs (usage, stdout);
+        *ret_exit = 0;
+        return -1;
+      default:
+      bad:
+        *ret_exit = cli_fail ("%s: bad option '%s' (see berth %s --help)", argv[0], argv[optind - 1], argv[0]);
+        return -1;
+      }
+  return optind;
+}
+
+int
+cmd_exec (const cli_opts *o, int argc, char **argv)
+{
+  env_opts eo = { 0 };
+  double timeout = 0;
+  const char *stdin_src = NULL;
+  int exit_code = EXIT_BERTH;
+  int first = parse_env_opts (argc, argv, exec_usage, &eo, &timeout, &stdin_src, &exit_code);
+  if (first < 0)
+    return exit_code;
+  if (first >= argc)
+    return cli_fail ("exec: no command given (see berth exec --help)");
+
+  _cleanup_free_ char *command = join_words (argc - first, argv + first);
+  _cleanup_free_ char *stdin_data = NULL;
+  size_t stdin_len = 0;
+  if (stdin_src)
+    {
+      int r = read_stdin_source (stdin_src, &stdin_data, &stdin_len);
+      if (r < 0)
+        return cli_fail ("cannot read --stdin %s: %s", stdin_src, strerror (-r));
+    }
+  berth_ctx *ctx = cli_ctx (o);
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  berth_env *env = open_env (ctx, &eo, &exit_code);
+  if (env == NULL)
+    {
+      berth_ctx_unref (ctx);
+      return exit_code;
+    }
+
+  if (pipe2 (interrupt_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
+    {
+      struct sigaction sa = { .sa_handler = on_interrupt };
+      sigaction (SIGINT, &sa, NULL);
+      sigaction (SIGTERM, &sa, NULL);
+      sigaction (SIGHUP, &sa, NULL);
+    }
+  signal (SIGPIPE, SIG_IGN);
+
+  berth_exec_spec spec = BERTH_EXEC_SPEC_INIT;
+  berth_result *res = NULL;
+  berth_error *err = NULL;
+  spec.command = command;
+  spec.timeout = timeout;
+  spec.has_stdin = stdin_src != NULL;
+  spec.stdin_data = stdin_data;
+  spec.stdin_len = stdin_len;
+  spec.cancel_fd = interrupt_pipe[0];
+  if (!eo.json)
+    {
+      /* Live and uncapped, like ssh or docker exec.  */
+      spec.on_output = stream_to_stdout;
+      spec.max_bytes = 1;
+    }
+  if (berth_env_execute (env, &spec, &res, &err) < 0)
+    exit_code = cli_fail_err (err);
+  else
+    {
+      exit_code = berth_result_exit_code (res);
+      if (eo.json)
+        print_result_json (res);
+      else if (berth_result_timed_out (res))
+        fprintf (stderr, "berth: command timed out after %gs\n", timeout > 0 ? timeout : berth_config_double (berth_ctx_config (ctx), "terminal.timeout", 180));
+      else if (berth_result_interrupted (res))
+        fprintf (stderr, "berth: command interrupted\n");
+      if (!eo.json && berth_result_full_output_path (res))
+        unlink (berth_result_full_output_path (res)); /* streamed already */
+      berth_result_free (res);
+    }
+  if (berth_env_cleanup (env, &err) < 0)
+    {
+      cli_fail_err (err);
+      err = NULL;
+    }
+  berth_env_unref (env);
+  berth_ctx_unref (ctx);
+  return exit_code;
+}
+
+static const char prefix_usage[] =
+  "Usage: berth exec-prefix -e NAME [-b BACKEND] [--user U] [--no-interactive] [--json]\n"
+  "\n"
+  "Print the argv that runs whatever words follow it inside environment NAME\n"
+  "with stdin and stdout open (for long-lived processes).  Plain output is one\n"
+  "shell-quoted line; --json prints a JSON array of words.\n";
+
+int
+cmd_exec_prefix (const cli_opts *o, int argc, char **argv)
+{
+  env_opts eo = { 0 };
+  int exit_code = EXIT_BERTH;
+  char **prefix = NULL;
+  berth_error *err = NULL;
+  if (parse_env_opts (argc, argv, prefix_usage, &eo, NULL, NULL, &exit_code) < 0)
+    return exit_code;
+  if (eo.name == NULL)
+    return cli_fail ("exec-prefix needs a named environment: -e NAME (a throw-away one would be gone before use)");
+  berth_ctx *ctx = cli_ctx (o);
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  berth_env *env = open_env (ctx, &eo, &exit_code);
+  if (env)
+    {
+      if (berth_env_exec_prefix (env, eo.user, !eo.no_interactive, &prefix, &err) < 0)
+        exit_code = cli_fail_err (err);
+      else
+        {
+          if (eo.json)
+            {
+              fputc ('[', stdout);
+              for (size_t i = 0; prefix[i]; i++)
+                {
+                  if (i)
+                    fputc (',', stdout);
+                  json_string (stdout, prefix[i]);
+                }
+              fputs ("]\n", stdout);
+            }
+          else
+            {
+              _cleanup_free_ char *line = berth_shell_join ((const char *const *) prefix);
+              puts (line ? line : "");
+            }
+          exit_code = 0;
+          berth_strv_free (prefix);
+        }
+      berth_env_cleanup (env, NULL);
+      berth_env_unref (env);
+    }
+  berth_ctx_unref (ctx);
+  return exit_code;
+}
+
+static const char stream_usage[] =
+  "Usage: berth exec-stream [-b BACKEND] [-e NAME] [--] WORDS...\n"
+  "\n"
+  "Run WORDS (an argv, not a shell string) inside the environment with our\n"
+  "stdin, stdout and stderr bridged to it until it exits.  Backends without a\n"
+  "local client (docker over the Engine API) use this as their exec prefix.\n";
+
+int
+cmd_exec_stream (const cli_opts *o, int argc, char **argv)
+{
+  env_opts eo = { 0 };
+  int exit_code = EXIT_BERTH;
+  berth_error *err = NULL;
+  int first = parse_env_opts (argc, argv, stream_usage, &eo, NULL, NULL, &exit_code);
+  if (first < 0)
+    return exit_code;
+  if (first >= argc)
+    return cli_fail ("exec-stream: no words given (see berth exec-stream --help)");
+  berth_ctx *ctx = cli_ctx (o);
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  signal (SIGPIPE, SIG_IGN);
+  berth_env *env = open_env (ctx, &eo, &exit_code);
+  if (env)
+    {
+      int r = berth_env_stream (env, (const char *const *) argv + first, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, &err);
+      exit_code = r < 0 ? cli_fail_err (err) : r;
+      berth_env_cleanup (env, NULL);
+      berth_env_unref (env);
+    }
+  berth_ctx_unref (ctx);
+  return exit_code;
+}

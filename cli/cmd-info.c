@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cmd-info.c: berth backends, doctor, ls, rm, gc.  */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <berth/plugins.h>
+#include <berth/provider.h>
+#include "cli.h"
+
+static const uint32_t all_flags[] = {
+  BERTH_FLAG_IS_REMOTE, BERTH_FLAG_IS_CONTAINER, BERTH_FLAG_SKIP_CONTAINER_GUARDS,
+  BERTH_FLAG_USES_HOST_FILESYSTEM, BERTH_FLAG_SUPPORTS_STREAMS,
+  BERTH_FLAG_SESSION_ISOLATED_WHEN_NONPERSISTENT, BERTH_FLAG_CLEANUP_STOPS_PROCESSES,
+  BERTH_FLAG_SERVES_HOSTED_SCOPES,
+};
+static const char *const probe_names[] = { "ready", "needs_setup", "unavailable" };
+
+static bool
+want_json (int argc, char **argv, const char *usage, int *ret_exit)
+{
+  bool json = false;
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--json") == 0)
+      json = true;
+    else if (cli_is_help (argv[i]))
+      {
+        fputs (usage, stdout);
+        *ret_exit = 0;
+      }
+    else
+      *ret_exit = cli_fail ("%s: unexpected argument '%s' (see berth %s --help)", argv[0], argv[i], argv[0]);
+  return json;
+}
+
+int
+cmd_backends (const cli_opts *o, int argc, char **argv)
+{
+  int exit_code = -1;
+  bool json = want_json (argc, argv, "Usage: berth backends [--json]\n\nList backends, whether each is ready here, and their flags.\n", &exit_code);
+  if (exit_code >= 0)
+    return exit_code;
+  berth_ctx *ctx = cli_ctx (o);
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  size_t cur = 0;
+  berth_provider *p;
+  if (json)
+    fputc ('[', stdout);
+  for (bool first = true; (p = berth_ctx_next_provider (ctx, &cur)); first = false)
+    {
+      char *reason = NULL;
+      int state = berth_provider_probe (p, &reason);
+      if (json)
+        {
+          printf ("%s{\"name\":", first ? "" : ",");
+          json_string (stdout, berth_provider_name (p));
+          printf (",\"description\":");
+          json_string (stdout, berth_provider_description (p));
+          printf (",\"origin\":");
+          json_string (stdout, berth_provider_origin (p));
+          printf (",\"status\":\"%s\",\"reason\":", probe_names[state]);
+          json_string (stdout, reason);
+          printf (",\"default_cwd\":");
+          json_string (stdout, berth_provider_default_cwd (p));
+          printf (",\"cache_path_base\":");
+          json_string (stdout, berth_provider_cache_path_base (p));
+          printf (",\"flags\":{");
+          for (size_t i = 0; i < sizeof all_flags / sizeof all_flags[0]; i++)
+            printf ("%s\"%s\":%s", i ? "," : "", berth_flag_name (all_flags[i]), berth_provider_flag (p, all_flags[i]) ? "true" : "false");
+          printf ("}}");
+        }
+      else
+        {
+          printf ("%-12s %-12s %s\n", berth_provider_name (p), probe_names[state], berth_provider_description (p));
+          if (reason && state != BERTH_PROBE_READY)
+            printf ("%-12s   %s\n", "", reason);
+        }
+      free (reason);
+    }
+  if (json)
+    fputs ("]\n", stdout);
+  berth_ctx_unref (ctx);
+  return 0;
+}
+
+typedef struct doctor_state
+{
+  bool json, first, all_ok;
+} doctor_state;
+
+static void
+doctor_check (void *userdata, const char *name, bool ok, const char *detail, const char *fix)
+{
+  doctor_state *d = userdata;
+  d->all_ok &= ok;
+  if (d->json)
+    {
+      printf ("%s{\"check\":", d->first ? "" : ",");
+      json_string (stdout, name);
+      printf (",\"ok\":%s,\"detail\":", ok ? "true" : "false");
+      json_string (stdout, detail);
+      printf (",\"fix\":");
+      json_string (stdout, ok ? NULL : fix);
+      printf ("}");
+    }
+  else
+    {
+      printf ("  [%s] %s: %s\n", ok ? " ok " : "FAIL", name, detail ? detail : "");
+      if (!ok && fix)
+        printf ("         fix: %s\n", fix);
+    }
+  d->first = false;
+}
+
+int
+cmd_doctor (const cli_opts *o, int argc, char **argv)
+{
+  const char *only = NULL;
+  bool json = false;
+  for (int i = 1; i < argc; i++)
+    {
+      if (strcmp (argv[i], "--json") == 0)
+        json = true;
+      else if ((strcmp (argv[i], "-b") == 0 || strcmp (argv[i], "--backend") == 0) && i + 1 < argc)
+        only = argv[++i];
+      else if (cli_is_help (argv[i]))
+        {
+          fputs ("Usage: berth doctor [-b BACKEND] [--json]\n\nCheck what each backend needs, with a fix for each failed check.\nExit 0 when every checked backend is ready, 1 otherwise.\n", stdout);
+          return 0;
+        }
+      else
+        return cli_fail ("doctor: unexpected argument '%s' (see berth doctor --help)", argv[i]);
+    }
+  berth_ctx *ctx = cli_ctx (o);
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  if (only && berth_ctx_find_provider (ctx, only) == NULL)
+    {
+      int r = cli_fail ("unknown backend '%s' (available: %s)", only, berth_ctx_provider_names (ctx));
+      berth_ctx_unref (ctx);
+      return r;
+    }
+  doctor_state d = { .json = json, .all_ok = true };
+  size_t cur = 0;
+  berth_provider *p;
+  if (json)
+    fputc ('[', stdout);
+  for (bool first = true; (p = berth_ctx_next_provider (ctx, &cur));)
+    {
+      if (only && strcmp (only, berth_provider_name (p)) != 0)
+        continue;
+      if (json)
+        {
+          printf ("%s{\"backend\":", first ? "" : ",");
+          json_string (stdout, berth_provider_name (p));
+          printf (",\"checks\":[");
+        }
+      else
+        printf ("%s (%s)\n", berth_provider_name (p), berth_provider_origin (p));
+      d.first = true;
+      berth_provider_doctor (p, doctor_check, &d);
+      if (json)
+        printf ("]}");
+      first = false;
+    }
+  /* Modules and plugins that failed to load are doctor findings too.  */
+  size_t pc = 0;
+  const berth_plugin_info *pi;
+  bool header = false;
+  while (!only && (pi = berth_ctx_next_plugin (ctx, &pc)))
+    {
+      if (berth_plugin_loaded (pi) || !berth_plugin_enabled (pi))
+        continue;
+      if (json)
+        {
+          printf (",{\"plugin\":");
+          json_string (stdout, berth_plugin_name (pi));
+          printf (",\"checks\":[");
+        }
+      else if (!header)
+        {
+          printf ("plugins\n");
+          header = true;
+        }
+      d.first = true;
+      doctor_check (&d, berth_plugin_name (pi), false, berth_plugin_status (pi), "reinstall or disable it: berth plugins disable NAME");
+      if (json)
+        printf ("]}");
+    }
+  if (json)
+    fputs ("]\n", stdout);
+  berth_ctx_unref (ctx);
+  return d.all_ok ? 0 : 1;
+}
+
+typedef struct ls_state
+{
+  bool json, first;
+} ls_state;
+
+static void
+ls_one (void *userdata, const char *name, const char *backend, const char *cwd, int64_t last_used)
+{
+  ls_state *s = userdata;
+  if (s->json)
+    {
+      printf ("%s{\"name\":", s->first ? "" : ",");
+      json_string (stdout, name);
+      printf (",\"backend\":");
+      json_string (stdout, backend);
+      printf (",\"cwd\":");
+      json_string (stdout, cwd);
+      printf (",\"last_used\":%lld}", (long long) last_used);
+    }
+  else
+    {
+      char when[32] = "-";
+      time_t t = (time_t) last_used;
+      struct tm tm;
+      if (last_used > 0 && localtime_r (&t, &tm))
+        strftime (when, sizeof when, "%Y-%m-%d %H:%M", &tm);
+      printf ("%-20s %-12s %-17s %s\n", name, backend, when, cwd);
+    }
+  s->first = false;
+}
+
+int
+cmd_ls (const cli_opts *o, int argc, char **argv)
+{
+  int exit_code = -1;
+  bool json = want_json (argc, argv, "Usage: berth ls [--json]\n\nList named environments.\n", &exit_code);
+  if (exit_code >= 0)
+    return exit_code;
+  berth_ctx *ctx = cli_ctx (o);
+  berth_error *err = NULL;
+  ls_state s = { json, true };
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  if (json)
+    fputc ('[', stdout);
+  else
+    printf ("%-20s %-12s %-17s %s\n", "NAME", "BACKEND", "LAST USED", "CWD");
+  if (berth_env_list (ctx, ls_one, &s, &err) < 0)
+    exit_code = cli_fail_err (err);
+  else
+    exit_code = 0;
+  if (json)
+    fputs ("]\n", stdout);
+  berth_ctx_unref (ctx);
+  return exit_code;
+}
+
+int
+cmd_rm (const cli_opts *o, int argc, char **argv)
+{
+  int exit_code = 0;
+  if (argc < 2)
+    return cli_fail ("rm: name the environments to remove (see berth ls)");
+  if (cli_is_help (argv[1]))
+    {
+      fputs ("Usage: berth rm NAME...\n\nClean up named environments for good (container, jail, connection, state).\n", stdout);
+      return 0;
+    }
+  berth_ctx *ctx = cli_ctx (o);
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  for (int i = 1; i < argc; i++)
+    {
+      berth_error *err = NULL;
+      if (berth_env_remove (ctx, argv[i], &err) < 0)
+        exit_code = cli_fail_err (err);
+    }
+  berth_ctx_unref (ctx);
+  return exit_code;
+}
+
+int
+cmd_gc (const cli_opts *o, int argc, char **argv)
+{
+  berth_error *err = NULL;
+  if (argc > 1 && cli_is_help (argv[1]))
+    {
+      fputs ("Usage: berth gc\n\nRemove berth leftovers (exited containers, orphaned instances) older than\nterminal.lifetime_seconds.\n", stdout);
+      return 0;
+    }
+  if (argc > 1)
+    return cli_fail ("gc: unexpected argument '%s'", argv[1]);
+  berth_ctx *ctx = cli_ctx (o);
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  int n = berth_gc (ctx, &err);
+  berth_ctx_unref (ctx);
+  if (n < 0)
+    return cli_fail_err (err);
+  printf ("removed %d\n", n);
+  return 0;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* main.c: the berth command: global options and dispatch.  */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+  "Usage: berth [--config FILE] COMMAND [ARGS]\n"
+  "\n"
+  "Run commands in a terminal environment backend (see berth(1)).\n"
+  "\n"
+  "Commands:\n"
+  "  exec [-b BACKEND] [-e NAME] [-C DIR] [-t SECONDS] [--image IMG] [--stdin FILE|-] [--json] [--] COMMAND...\n"
+  "  exec-prefix -e NAME [-b BACKEND] [--user U] [--no-interactive] [--json]\n"
+  "  exec-stream [-b BACKEND] [-e NAME] -- WORDS...\n"
+  "  backends [--json]            list backends and their flags\n"
+  "  doctor [-b BACKEND] [--json] check what each backend needs\n"
+  "  ls [--json] | rm NAME... | gc   named environments\n"
+  "  config get KEY | set KEY VALUE | path\n"
+  "  plugins list [--json] | enable NAME | disable NAME\n"
+  "  bench [-b BACKEND] [-n N] [--json] [COMMAND]\n"
+  "  version\n"
+  "\n"
+  "Exit status: the command's own (124 timed out, 130 interrupted), or 125\n"
+  "for berth's own errors, with a one-line reason on stderr.\n";
+
+int
+cli_fail (const char *fmt, ...)
+{
+  va_list ap;
+  fputs ("berth: ", stderr);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+  return EXIT_BERTH;
+}
+
+int
+cli_fail_err (berth_error *err)
+{
+  int r = cli_fail ("%s", berth_error_message (err));
+  berth_error_free (err);
+  return r;
+}
+
+bool
+cli_is_help (const char *arg)
+{
+  return strcmp (arg, "-h") == 0 || strcmp (arg, "--help") == 0;
+}
+
+static void
+log_to_stderr (void *userdata, int level, const char *area, const char *msg)
+{
+  const char *what = level <= BERTH_LOG_ERROR ? "error" : level <= BERTH_LOG_WARNING ? "warning" : level <= BERTH_LOG_INFO ? "info" : "debug";
+  fprintf (stderr, "berth: %s: %s: %s\n", area, what, msg);
+}
+
+berth_ctx *
+cli_ctx (const cli_opts *o)
+{
+  berth_ctx *ctx = NULL;
+  berth_error *err = NULL;
+  if (berth_ctx_new (&ctx, &err) < 0)
+    {
+      cli_fail_err (err);
+      return NULL;
+    }
+  berth_ctx_set_log (ctx, log_to_stderr, NULL);
+  if (berth_ctx_load_config (ctx, o->config, &err) < 0)
+    {
+      cli_fail_err (err);
+      return berth_ctx_unref (ctx);
+    }
+  return ctx;
+}
+
+void
+json_string_len (FILE *f, const char *s, size_t len)
+{
+  if (s == NULL)
+    {
+      fputs ("null", f);
+      return;
+    }
+  fputc ('"', f);
+  for (size_t i = 0; i < len; i++)
+    {
+      unsigned char c = (unsigned char) s[i];
+      switch (c)
+        {
+        case '"': fputs ("\\\"", f); break;
+        case '\\': fputs ("\\\\", f); break;
+        case '\n': fputs ("\\n", f); break;
+        case '\r': fputs ("\\r", f); break;
+        case '\t': fputs ("\\t", f); break;
+        default:
+          if (c < 0x20 || c == 0x7f)
+            fprintf (f, "\\u%04x", c);
+          else
+            fputc (c, f);
+        }
+    }
+  fputc ('"', f);
+}
+
+void
+json_string (FILE *f, const char *s)
+{
+  json_string_len (f, s, s ? strlen (s) : 0);
+}
+
+static int
+cmd_version (const cli_opts *o, int argc, char **argv)
+{
+  printf ("berth %s\n", berth_version ());
+  return 0;
+}
+
+static int
+cmd_plugins (const cli_opts *o, int argc, char **argv)
+{
+  berth_ctx *ctx = cli_ctx (o);
+  int r;
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  r = berth_cmd_plugins (ctx, argc, argv);
+  berth_ctx_unref (ctx);
+  return r;
+}
+
+static const struct
+{
+  const char *name;
+  int (*fn) (const cli_opts *o, int argc, char **argv);
+} commands[] = {
+  { "exec", cmd_exec },
+  { "exec-prefix", cmd_exec_prefix },
+  { "exec-stream", cmd_exec_stream },
+  { "backends", cmd_backends },
+  { "doctor", cmd_doctor },
+  { "ls", cmd_ls },
+  { "rm", cmd_rm },
+  { "gc", cmd_gc },
+  { "config", cmd_config },
+  { "plugins", cmd_plugins },
+  { "bench", cmd_bench },
+  { "version", cmd_version },
+};
+
+int
+main (int argc, char **argv)
+{
+  cli_opts o = { 0 };
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++)
+    {
+      if (cli_is_help (argv[i]))
+        {
+          fputs (usage, stdout);
+          return 0;
+        }
+      else if (strcmp (argv[i], "--version") == 0)
+        return cmd_version (&o, 0, NULL);
+      else if (strcmp (argv[i], "--config") == 0 && i + 1 < argc)
+        o.config = argv[++i];
+      else if (strncmp (argv[i], "--config=", 9) == 0)
+        o.config = argv[i] + 9;
+      else
+        return cli_fail ("unknown option '%s' (see berth --help)", argv[i]);
+    }
+  if (i >= argc)
+    {
+      fputs (usage, stderr);
+      return EXIT_BERTH;
+    }
+  for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+    if (strcmp (argv[i], commands[c].name) == 0)
+      return commands[c].fn (&o, argc - i, argv + i);
+  return cli_fail ("unknown command '%s' (see berth --help)", argv[i]);
+}

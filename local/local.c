@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* local.c: commands run on the host, as the user.  The transport is the
+   empty prefix: the words run directly, with the scrubbed environment and
+   inherited fds.  The reference behaviour for the contract suite.  */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include <berth/provider.h>
+
+static int
+local_create (berth_env *env, berth_error **reterr)
+{
+  return 0;
+}
+
+static int
+local_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
+{
+  char **argv;
+  if (user && *user)
+    return berth_error_set (reterr, ENOTSUP, "local: running as another user (%s) is not supported", user);
+  argv = berth_strv_new (NULL);
+  if (argv == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  *ret_argv = argv;
+  *ret_flags = BERTH_PREFIX_PASSES_ENV | BERTH_PREFIX_PASSES_FDS;
+  return 0;
+}
+
+static int
+local_cleanup (berth_env *env, bool remove, berth_error **reterr)
+{
+  return 0;
+}
+
+const berth_provider_ops berth_local_provider = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "local",
+  .display_name = "Local shell",
+  .description = "commands run on this host as the current user",
+  .env_description = "Commands run directly on the user's machine; files you change are the user's files.",
+  .flags = BERTH_FLAG_USES_HOST_FILESYSTEM | BERTH_FLAG_SUPPORTS_STREAMS,
+  .create = local_create,
+  .exec_prefix = local_exec_prefix,
+  .cleanup = local_cleanup,
+};
+
+BERTH_PROVIDER_EXPORT (berth_local_provider)

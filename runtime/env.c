@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* env.c: environment lifecycle, named-environment state on disk, and the
+   services providers use to see their environment.  */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "job.h"
+#include "wrapper.h"
+
+extern char **environ;
+
+static bool
+env_name_is_valid (const char *name)
+{
+  size_t n = strlen (name);
+  if (n == 0 || n > 64 || name[0] == '.' || name[0] == '-')
+    return false;
+  for (const char *p = name; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.'))
+      return false;
+  return true;
+}
+
+static char *
+envs_dir (berth_ctx *ctx)
+{
+  return berth_strdup_printf ("%s/envs", ctx->state_dir);
+}
+
+/* meta: one "key=value" per line; values escape \n and \\.  */
+static void
+meta_put (berth_buf *b, const char *key, const char *value)
+{
+  if (value == NULL)
+    return;
+  berth_buf_printf (b, "%s=", key);
+  for (const char *p = value; *p; p++)
+    {
+      if (*p == '\n')
+        berth_buf_puts (b, "\\n");
+      else if (*p == '\\')
+        berth_buf_puts (b, "\\\\");
+      else
+        berth_buf_append (b, p, 1);
+    }
+  berth_buf_puts (b, "\n");
+}
+
+static char *
+meta_get (const char *meta, const char *key)
+{
+  size_t klen = strlen (key);
+  for (const char *line = meta; line && *line;)
+    {
+      const char *end = strchr (line, '\n');
+      if (end == NULL)
+        end = line + strlen (line);
+      if ((size_t) (end - line) > klen && strncmp (line, key, klen) == 0 && line[klen] == '=')
+        {
+          berth_buf b = { 0 };
+          for (const char *p = line + klen + 1; p < end; p++)
+            {
+              if (*p == '\\' && p + 1 < end)
+                {
+                  p++;
+                  berth_buf_append (&b, *p == 'n' ? "\n" : p, 1);
+                }
+              else
+                berth_buf_append (&b, p, 1);
+            }
+          return berth_buf_steal (&b);
+        }
+      line = *end ? end + 1 : end;
+    }
+  return NULL;
+}
+
+int
+berth_env_save (berth_env *env)
+{
+  _cleanup_free_ char *meta_path = berth_strdup_printf ("%s/meta", env->state_dir);
+  _cleanup_free_ char *snap_path = berth_strdup_printf ("%s/snapshot.sh", env->state_dir);
+  _cleanup_free_ char *now = berth_strdup_printf ("%lld", (long long) time (NULL));
+  berth_buf b = { 0 };
+  int r;
+  meta_put (&b, "backend", env->provider->ops->name);
+  meta_put (&b, "cwd", env->cwd);
+  meta_put (&b, "image", env->image);
+  meta_put (&b, "task", env->task_id);
+  meta_put (&b, "last_used", now);
+  r = berth_write_file_atomic (meta_path, b.data, b.len, 0600);
+  berth_buf_free (&b);
+  if (r >= 0 && env->snapshot)
+    r = berth_write_file_atomic (snap_path, env->snapshot, strlen (env->snapshot), 0600);
+  return r;
+}
+
+static char **
+scrubbed_environ (berth_ctx *ctx)
+{
+  char **v = calloc (1, sizeof (char *));
+  for (char **e = environ; v && e && *e; e++)
+    {
+      _cleanup_free_ char *name = strndup (*e, strcspn (*e, "="));
+      if (name && !berth_ctx_env_is_stripped (ctx, name))
+        berth_strv_push (&v, *e);
+    }
+  return v;
+}
+
+static char **
+passthrough_environ (berth_ctx *ctx)
+{
+  _cleanup_strv_free_ char **names = berth_config_strv (ctx->config, "terminal.env_passthrough");
+  char **v = calloc (1, sizeof (char *));
+  for (size_t i = 0; v && names && names[i]; i++)
+    {
+      const char *val = getenv (names[i]);
+      if (val && strncmp (names[i], "BERTH_JOB", 9) != 0)
+        {
+          _cleanup_free_ char *kv = berth_strdup_printf ("%s=%s", names[i], val);
+          if (kv)
+            berth_strv_push (&v, kv);
+        }
+    }
+  return v;
+}
+
+static int
+lock_env (berth_env *env, berth_error **reterr)
+{
+  _cleanup_free_ char *path = berth_strdup_printf ("%s/lock", env->state_dir);
+  env->lock_fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (env->lock_fd < 0)
+    return berth_error_errno (reterr, errno, "cannot open %s", path);
+  /* Commands of one named environment run one at a time.  */
+  while (flock (env->lock_fd, LOCK_EX) < 0)
+    if (errno != EINTR)
+      return berth_error_errno (reterr, errno, "cannot lock %s", path);
+  return 0;
+}
+
+static const char *
+default_cwd (berth_env *env, char *buf, size_t size)
+{
+  const char *cwd = berth_config_string (env->ctx->config, "terminal.cwd", NULL);
+  if (cwd && *cwd && strcmp (cwd, ".") != 0)
+    return cwd;
+  if (env->provider->ops->default_cwd)
+    return env->provider->ops->default_cwd;
+  return getcwd (buf, size);
+}
+
+static void
+env_free (berth_env *env)
+{
+  if (env->data && env->provider->ops->free_data)
+    env->provider->ops->free_data (env->data);
+  if (env->lock_fd >= 0)
+    close (env->lock_fd);
+  free (env->name);
+  free (env->id);
+  free (env->image);
+  free (env->task_id);
+  free (env->cwd);
+  free (env->snapshot);
+  free (env->state_dir);
+  free (env->runtime_dir);
+  free (env->spill_dir);
+  berth_strv_free (env->host_environ);
+  berth_strv_free (env->passthrough);
+  free (env);
+}
+
+/* Build the handle and its directories; no backend call yet.  */
+static int
+env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, berth_env **ret, berth_error **reterr)
+{
+  berth_env *env = calloc (1, sizeof *env);
+  const char *name = spec->name;
+  const char *backend = spec->backend;
+  _cleanup_free_ char *meta = NULL, *saved_backend = NULL, *edir = envs_dir (ctx);
+  _cleanup_free_ char *cache = berth_xdg_dir ("XDG_CACHE_HOME", ".cache");
+  char hex[13], cwdbuf[PATH_MAX];
+  int r;
+
+  if (env == NULL || edir == NULL)
+    {
+      free (env);
+      return berth_error_errno (reterr, ENOMEM, "out of memory");
+    }
+  env->ctx = ctx;
+  env->lock_fd = -1;
+  if (name && !env_name_is_valid (name))
+    {
+      free (env);
+      return berth_error_set (reterr, BERTH_E_ENV, "invalid environment name '%s': use letters, digits, '.', '_' and '-' (at most 64)", name);
+    }
+  if ((r = berth_random_hex (hex, 6)) < 0)
+    {
+      free (env);
+      return berth_error_errno (reterr, -r, "no randomness");
+    }
+  env->name = name ? strdup (name) : NULL;
+  env->id = strdup (name ? name : hex);
+  env->state_dir = berth_strdup_printf ("%s/%s", edir, env->id);
+  env->runtime_dir = berth_strdup_printf ("%s/%s", ctx->runtime_dir, env->id);
+  env->spill_dir = cache ? berth_strdup_printf ("%s/berth/output", cache) : NULL;
+
+  if (name)
+    {
+      _cleanup_free_ char *mp = berth_strdup_printf ("%s/meta", env->state_dir);
+      _cleanup_free_ char *sp = berth_strdup_printf ("%s/snapshot.sh", env->state_dir);
+      if (mp && berth_read_file (mp, 1 << 20, &meta, NULL) == 0)
+        {
+          saved_backend = meta_get (meta, "backend");
+          env->cwd = meta_get (meta, "cwd");
+          env->image = meta_get (meta, "image");
+          env->task_id = meta_get (meta, "task");
+          if (sp)
+            berth_read_file (sp, BERTH_STATE_MAX, &env->snapshot, NULL);
+        }
+      else if (for_remove)
+        {
+          env_free (env);
+          return berth_error_set (reterr, -ENOENT, "no environment named '%s' (see berth ls)", name);
+        }
+      if (saved_backend && backend && strcmp (saved_backend, backend) != 0)
+        {
+          berth_error_set (reterr, BERTH_E_ENV, "environment '%s' uses backend %s, not %s: run `berth rm %s` first", name, saved_backend, backend, name);
+          env_free (env);
+          return -BERTH_E_ENV;
+        }
+      if (saved_backend)
+        backend = saved_backend;
+    }
+  if (backend == NULL)
+    backend = berth_config_string (ctx->config, "terminal.backend", "local");
+  env->provider = berth_ctx_find_provider (ctx, backend);
+  if (env->provider == NULL)
+    {
+      berth_error_set (reterr, BERTH_E_NO_PROVIDER, "unknown backend '%s' (available: %s)", backend, berth_ctx_provider_names (ctx));
+      env_free (env);
+      return -BERTH_E_NO_PROVIDER;
+    }
+  if (spec->image && BERTH_HAS_FIELD (spec, berth_env_spec, image))
+    {
+      free (env->image);
+      env->image = strdup (spec->image);
+    }
+  if (spec->task_id && BERTH_HAS_FIELD (spec, berth_env_spec, task_id))
+    {
+      free (env->task_id);
+      env->task_id = strdup (spec->task_id);
+    }
+  if (env->cwd == NULL)
+    {
+      const char *c = spec->cwd ? spec->cwd : default_cwd (env, cwdbuf, sizeof cwdbuf);
+      env->cwd = c ? strdup (c) : NULL;
+    }
+  else if (spec->cwd)
+    {
+      free (env->cwd);
+      env->cwd = strdup (spec->cwd);
+    }
+  env->host_environ = scrubbed_environ (ctx);
+  env->passthrough = passthrough_environ (ctx);
+  if (env->state_dir == NULL || env->runtime_dir == NULL || env->host_environ == NULL || env->passthrough == NULL)
+    {
+      env_free (env);
+      return berth_error_errno (reterr, ENOMEM, "out of memory");
+    }
+  if ((r = berth_mkdir_p (env->state_dir, 0700)) < 0 || (r = berth_mkdir_p (env->runtime_dir, 0700)) < 0)
+    {
+      berth_error_errno (reterr, -r, "cannot create %s", env->state_dir);
+      env_free (env);
+      return r;
+    }
+  *ret = env;
+  return 0;
+}
+
+BERTH_EXPORT int
+berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, berth_error **reterr)
+{
+  berth_env *env = NULL;
+  int r = env_new (ctx, spec, false, &env, reterr);
+  if (r < 0)
+    return r;
+  if (env->name && (r = lock_env (env, reterr)) < 0)
+    {
+      env_free (env);
+      return r;
+    }
+  r = env->provider->ops->create (env, reterr);
+  if (r < 0)
+    {
+      /* Nothing of a failed throw-away environment is left behind.  */
+      if (env->name == NULL)
+        {
+          berth_rm_rf (env->state_dir);
+          berth_rm_rf (env->runtime_dir);
+        }
+      env_free (env);
+      return r;
+    }
+  env->created = true;
+  if (env->name)
+    berth_env_save (env);
+  *ret = env;
+  return 0;
+}
+
+BERTH_EXPORT int
+berth_env_cleanup (berth_env *env, berth_error **reterr)
+{
+  int r = 0;
+  if (env == NULL || env->cleaned)
+    return 0;
+  env->cleaned = true;
+  if (env->provider->ops->cleanup)
+    r = env->provider->ops->cleanup (env, env->name == NULL, reterr);
+  if (env->name == NULL)
+    {
+      berth_rm_rf (env->state_dir);
+      berth_rm_rf (env->runtime_dir);
+    }
+  return r;
+}
+
+BERTH_EXPORT berth_env *
+berth_env_unref (berth_env *env)
+{
+  if (env == NULL)
+    return NULL;
+  berth_env_cleanup (env, NULL);
+  env_free (env);
+  return NULL;
+}
+
+BERTH_EXPORT int
+berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr)
+{
+  berth_env_spec spec = BERTH_ENV_SPEC_INIT;
+  berth_env *env = NULL;
+  int r;
+  spec.name = name;
+  r = env_new (ctx, &spec, true, &env, reterr);
+  if (r < 0)
+    return r;
+  if ((r = lock_env (env, reterr)) >= 0 && env->provider->ops->cleanup)
+    r = env->provider->ops->cleanup (env, true, reterr);
+  env->cleaned = true;
+  if (r >= 0)
+    {
+      berth_rm_rf (env->state_dir);
+      berth_rm_rf (env->runtime_dir);
+    }
+  env_free (env);
+  return r;
+}
+
+BERTH_EXPORT int
+berth_env_list (berth_ctx *ctx, berth_env_list_fn fn, void *userdata, berth_error **reterr)
+{
+  _cleanup_free_ char *dir = envs_dir (ctx);
+  DIR *d = dir ? opendir (dir) : NULL;
+  struct dirent *de;
+  int n = 0;
+  if (d == NULL)
+    return 0;
+  while ((de = readdir (d)))
+    {
+      _cleanup_free_ char *mp = berth_strdup_printf ("%s/%s/meta", dir, de->d_name);
+      _cleanup_free_ char *meta = NULL, *backend = NULL, *cwd = NULL, *used = NULL;
+      if (de->d_name[0] == '.' || mp == NULL || berth_read_file (mp, 1 << 20, &meta, NULL) < 0)
+        continue;
+      backend = meta_get (meta, "backend");
+      cwd = meta_get (meta, "cwd");
+      used = meta_get (meta, "last_used");
+      fn (userdata, de->d_name, backend ? backend : "?", cwd ? cwd : "", used ? strtoll (used, NULL, 10) : 0);
+      n++;
+    }
+  closedir (d);
+  return n;
+}
+
+BERTH_EXPORT int
+berth_gc (berth_ctx *ctx, berth_error **reterr)
+{
+  int64_t lifetime = berth_config_int (ctx->config, "terminal.lifetime_seconds", 300);
+  int total = 0;
+  for (size_t i = 0; i < ctx->n_providers; i++)
+    {
+      const berth_provider_ops *ops = ctx->providers[i]->ops;
+      berth_error *err = NULL;
+      if (ops->gc == NULL)
+        continue;
+      int r = ops->gc (ctx->config, lifetime, &err);
+      if (r > 0)
+        total += r;
+      if (r < 0)
+        berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "%s: %s", ops->name, berth_error_message (err));
+      berth_error_free (err);
+    }
+  return total;
+}
+
+BERTH_EXPORT const char *berth_env_name (const berth_env *env) { return env->name; }
+BERTH_EXPORT const char *berth_env_backend (const berth_env *env) { return env->provider->ops->name; }
+BERTH_EXPORT const char *berth_env_cwd (const berth_env *env) { return env->cwd; }
+BERTH_EXPORT const berth_config *berth_env_config (const berth_env *env) { return env->ctx->config; }
+BERTH_EXPORT bool berth_env_is_persistent (const berth_env *env) { return env->name != NULL; }
+BERTH_EXPORT const char *berth_env_image (const berth_env *env) { return env->image; }
+BERTH_EXPORT const char *berth_env_task_id (const berth_env *env) { return env->task_id; }
+BERTH_EXPORT const char *berth_env_id (const berth_env *env) { return env->id; }
+BERTH_EXPORT const char *berth_env_state_dir (const berth_env *env) { return env->state_dir; }
+BERTH_EXPORT const char *berth_env_runtime_dir (const berth_env *env) { return env->runtime_dir; }
+BERTH_EXPORT void berth_env_set_data (berth_env *env, void *data) { env->data = data; }
+BERTH_EXPORT void *berth_env_get_data (const berth_env *env) { return env->data; }
+BERTH_EXPORT void berth_env_mark_recreated (berth_env *env) { env->recreated = true; }
+BERTH_EXPORT const char *const *berth_env_passthrough (berth_env *env) { return (const char *const *) env->passthrough; }
+BERTH_EXPORT const char *const *berth_env_host_environ (berth_env *env) { return (const char *const *) env->host_environ; }
+
+BERTH_EXPORT void
+berth_logf (berth_env *env, int level, const char *fmt, ...)
+{
+  va_list ap;
+  char *msg = NULL;
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    msg = NULL;
+  va_end (ap);
+  if (msg)
+    berth_ctx_log (env->ctx, level, env->provider->ops->name, "%s", msg);
+  free (msg);
+}
+
+BERTH_EXPORT char *
+berth_helper_path (const char *name)
+{
+  const char *libexec = getenv ("BERTH_LIBEXECDIR");
+  const char *bindir = getenv ("BERTH_BINDIR");
+  /* Uninstalled test runs point these at the build tree (colon lists).  */
+  const char *dirs[] = { libexec, bindir, BERTH_LIBEXECDIR, BERTH_BINDIR };
+  for (size_t i = 0; i < ARRAY_SIZE (dirs); i++)
+    {
+      if (dirs[i] == NULL)
+        continue;
+      _cleanup_free_ char *copy = strdup (dirs[i]);
+      char *save = NULL;
+      for (char *d = copy ? strtok_r (copy, ":", &save) : NULL; d; d = strtok_r (NULL, ":", &save))
+        {
+          char *p = berth_strdup_printf ("%s/%s", d, name);
+          if (p && access (p, X_OK) == 0)
+            return p;
+          free (p);
+        }
+    }
+  return berth_strdup_printf ("%s/%s", BERTH_LIBEXECDIR, name);
+}
+
+BERTH_EXPORT int
+berth_env_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, berth_error **reterr)
+{
+  uint32_t flags = 0;
+  if (env->provider->ops->exec_prefix == NULL || !berth_provider_flag (env->provider, BERTH_FLAG_SUPPORTS_STREAMS))
+    return berth_error_set (reterr, ENOTSUP, "backend %s cannot run long-lived processes", env->provider->ops->name);
+  return env->provider->ops->exec_prefix (env, user, interactive, ret_argv, &flags, reterr);
+}
+
+BERTH_EXPORT const char *
+berth_version (void)
+{
+  return PACKAGE_VERSION;
+}

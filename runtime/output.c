@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "output.h"
+
+static const char replacement[] = "\xef\xbf\xbd";
+
+/* Length of the valid UTF-8 sequence at P (N bytes available): >0 valid,
+   0 incomplete (needs more bytes), -1 invalid first byte(s).  */
+static int
+utf8_seq (const unsigned char *p, size_t n)
+{
+  unsigned c = p[0];
+  int len;
+  unsigned min;
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xc2 && c <= 0xdf)
+    len = 2, min = 0x80;
+  else if (c >= 0xe0 && c <= 0xef)
+    len = 3, min = 0x800;
+  else if (c >= 0xf0 && c <= 0xf4)
+    len = 4, min = 0x10000;
+  else
+    return -1;
+  unsigned cp = c & (0xff >> (len + 1));
+  for (int i = 1; i < len; i++)
+    {
+      if ((size_t) i >= n)
+        return 0;
+      if ((p[i] & 0xc0) != 0x80)
+        return -1;
+      cp = (cp << 6) | (p[i] & 0x3f);
+    }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+    return -1;
+  return len;
+}
+
+int
+berth_utf8_sanitize (berth_buf *b, const char *data, size_t len, char *pend, size_t *npend)
+{
+  char joined[8];
+  size_t i = 0;
+  /* Finish a sequence left over from the previous chunk first.  */
+  while (*npend > 0 && i < len)
+    {
+      memcpy (joined, pend, *npend);
+      size_t take = len - i < 4 ? len - i : 4;
+      memcpy (joined + *npend, data + i, take);
+      int s = utf8_seq ((const unsigned char *) joined, *npend + take);
+      if (s > 0)
+        {
+          if (berth_buf_append (b, joined, (size_t) s) < 0)
+            return -ENOMEM;
+          i += (size_t) s - *npend;
+          *npend = 0;
+        }
+      else if (s == 0)
+        {
+          memcpy (pend + *npend, data + i, take);
+          *npend += take;
+          return 0;
+        }
+      else
+        {
+          /* The carried lead byte was bad: replace it, retry the rest.  */
+          if (berth_buf_append (b, replacement, 3) < 0)
+            return -ENOMEM;
+          memmove (pend, pend + 1, --*npend);
+        }
+    }
+  size_t start = i;
+  while (i < len)
+    {
+      /* ASCII fast path, 8 bytes at a time.  */
+      if (i + 8 <= len)
+        {
+          uint64_t w;
+          memcpy (&w, data + i, 8);
+          if ((w & 0x8080808080808080ull) == 0)
+            {
+              i += 8;
+              continue;
+            }
+        }
+      if ((unsigned char) data[i] < 0x80)
+        {
+          i++;
+          continue;
+        }
+      int s = utf8_seq ((const unsigned char *) data + i, len - i);
+      if (s > 0)
+        {
+          i += (size_t) s;
+          continue;
+        }
+      if (berth_buf_append (b, data + start, i - start) < 0)
+        return -ENOMEM;
+      if (s == 0)
+        {
+          *npend = len - i;
+          memcpy (pend, data + i, *npend);
+          return 0;
+        }
+      if (berth_buf_append (b, replacement, 3) < 0)
+        return -ENOMEM;
+      start = ++i;
+    }
+  return berth_buf_append (b, data + start, i - start);
+}
+
+void
+berth_output_init (berth_output *o, size_t max, const char *spill_dir)
+{
+  *o = (berth_output){ 0 };
+  o->max = max < 16 ? 16 : max;
+  o->spill_fd = -1;
+  o->spill_dir = spill_dir ? strdup (spill_dir) : NULL;
+}
+
+static uint64_t
+count_chars (const char *s, size_t n)
+{
+  uint64_t c = 0;
+  for (size_t i = 0; i < n; i++)
+    c += ((unsigned char) s[i] & 0xc0) != 0x80;
+  return c;
+}
+
+static void
+spill_write (berth_output *o, const char *data, size_t len)
+{
+  if (o->spill_fd < 0 || o->spilled >= BERTH_SPILL_MAX)
+    return;
+  if (len > BERTH_SPILL_MAX - o->spilled)
+    len = BERTH_SPILL_MAX - o->spilled;
+  while (len > 0)
+    {
+      ssize_t n = write (o->spill_fd, data, len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          o->error = -errno;
+          close (o->spill_fd);
+          o->spill_fd = -1;
+          return;
+        }
+      o->spilled += (uint64_t) n;
+      data += n;
+      len -= (size_t) n;
+    }
+  if (o->spilled >= BERTH_SPILL_MAX)
+    {
+      static const char note[] = "\n... [spill capped at 16 MiB] ...\n";
+      if (write (o->spill_fd, note, sizeof note - 1) < 0)
+        o->error = -errno;
+    }
+}
+
+static void
+spill_open (berth_output *o)
+{
+  char hex[17];
+  if (o->spill_dir == NULL || berth_mkdir_p (o->spill_dir, 0700) < 0 || berth_random_hex (hex, 8) < 0)
+    return;
+  o->spill_path = berth_strdup_printf ("%s/out-%s.log", o->spill_dir, hex);
+  if (o->spill_path == NULL)
+    return;
+  o->spill_fd = open (o->spill_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (o->spill_fd < 0)
+    {
+      o->error = -errno;
+      free (o->spill_path);
+      o->spill_path = NULL;
+    }
+}
+
+static void
+ring_add (berth_output *o, const char *data, size_t len)
+{
+  if (len >= o->ring_cap)
+    {
+      memcpy (o->ring, data + len - o->ring_cap, o->ring_cap);
+      o->ring_pos = 0;
+      o->ring_len = o->ring_cap;
+      return;
+    }
+  size_t first = o->ring_cap - o->ring_pos < len ? o->ring_cap - o->ring_pos : len;
+  memcpy (o->ring + o->ring_pos, data, first);
+  memcpy (o->ring, data + first, len - first);
+  o->ring_pos = (o->ring_pos + len) % o->ring_cap;
+  o->ring_len = o->ring_len + len > o->ring_cap ? o->ring_cap : o->ring_len + len;
+}
+
+/* Add already-valid UTF-8.  */
+static int
+add_valid (berth_output *o, const char *data, size_t len)
+{
+  o->total_bytes += len;
+  o->total_chars += count_chars (data, len);
+  if (!o->overflow && o->head.len + len <= o->max)
+    return berth_buf_append (&o->head, data, len);
+  if (!o->overflow)
+    {
+      /* First overflow: everything so far goes to the spill file, the
+         head shrinks to 40 % (on a character boundary), the rest of what
+         we hold seeds the tail.  */
+      size_t keep = o->max * 4 / 10;
+      o->overflow = true;
+      o->ring_cap = o->max - keep;
+      o->ring = malloc (o->ring_cap);
+      if (o->ring == NULL)
+        return -ENOMEM;
+      spill_open (o);
+      spill_write (o, o->head.data ? o->head.data : "", o->head.len);
+      while (keep > 0 && keep < o->head.len && ((unsigned char) o->head.data[keep] & 0xc0) == 0x80)
+        keep--;
+      if (keep > o->head.len)
+        keep = o->head.len;
+      ring_add (o, o->head.data + keep, o->head.len - keep);
+      o->head.len = keep;
+      o->head_chars = count_chars (o->head.data, keep);
+    }
+  spill_write (o, data, len);
+  ring_add (o, data, len);
+  return 0;
+}
+
+int
+berth_output_add (berth_output *o, const char *data, size_t len)
+{
+  int r;
+  o->scratch.len = 0;
+  r = berth_utf8_sanitize (&o->scratch, data, len, o->pend, &o->npend);
+  if (r >= 0)
+    r = add_valid (o, o->scratch.data ? o->scratch.data : "", o->scratch.len);
+  return r;
+}
+
+char *
+berth_output_finish (berth_output *o, size_t *ret_len)
+{
+  berth_buf out = { 0 };
+  if (o->npend > 0)
+    {
+      o->npend = 0;
+      add_valid (o, replacement, 3);
+    }
+  if (o->spill_fd >= 0)
+    {
+      close (o->spill_fd);
+      o->spill_fd = -1;
+    }
+  if (!o->overflow)
+    {
+      *ret_len = o->head.len;
+      return berth_buf_steal (&o->head);
+    }
+  /* The tail starts on a character boundary.  */
+  size_t start = (o->ring_pos + o->ring_cap - o->ring_len) % o->ring_cap, skip = 0;
+  while (skip < o->ring_len && ((unsigned char) o->ring[(start + skip) % o->ring_cap] & 0xc0) == 0x80)
+    skip++;
+  berth_buf tail = { 0 };
+  for (size_t i = skip; i < o->ring_len; i++)
+    {
+      size_t at = (start + i) % o->ring_cap;
+      size_t run = o->ring_cap - at < o->ring_len - i ? o->ring_cap - at : o->ring_len - i;
+      berth_buf_append (&tail, o->ring + at, run);
+      i += run - 1;
+    }
+  uint64_t tail_chars = count_chars (tail.data ? tail.data : "", tail.len);
+  uint64_t omitted = o->total_chars - o->head_chars - tail_chars;
+  berth_buf_append (&out, o->head.data ? o->head.data : "", o->head.len);
+  berth_buf_printf (&out, "\n\n... [OUTPUT TRUNCATED - %llu chars omitted out of %llu total] ...\n\n", (unsigned long long) omitted, (unsigned long long) o->total_chars);
+  berth_buf_append (&out, tail.data ? tail.data : "", tail.len);
+  berth_buf_free (&tail);
+  *ret_len = out.len;
+  return berth_buf_steal (&out);
+}
+
+void
+berth_output_free (berth_output *o)
+{
+  if (o->spill_fd >= 0)
+    close (o->spill_fd);
+  berth_buf_free (&o->head);
+  berth_buf_free (&o->scratch);
+  free (o->ring);
+  free (o->spill_dir);
+  free (o->spill_path);
+  *o = (berth_output){ .spill_fd = -1 };
+}

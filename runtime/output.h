@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* output.h: the bounded output of one command.  Invalid UTF-8 becomes
+   U+FFFD (a character split across reads stays whole); beyond MAX bytes
+   the first 40 % and the last 60 % are kept and everything goes to a 0600
+   spill file (itself capped).  Memory is O(MAX) whatever comes in.  */
+#ifndef BERTH_OUTPUT_H
+#define BERTH_OUTPUT_H
+
+#include "util.h"
+
+#define BERTH_SPILL_MAX (16u << 20)
+
+typedef struct berth_output
+{
+  size_t max;
+  berth_buf head; /* everything until overflow, then the first 40 % */
+  char *ring;     /* the last 60 % after overflow */
+  size_t ring_cap, ring_pos, ring_len;
+  uint64_t total_bytes, total_chars, head_chars;
+  bool overflow;
+  char pend[4]; /* an incomplete UTF-8 sequence carried to the next chunk */
+  size_t npend;
+  int spill_fd;
+  char *spill_dir; /* where spill files go */
+  char *spill_path;
+  uint64_t spilled;
+  int error; /* first spill error, -errno */
+  berth_buf scratch; /* reused for sanitizing each chunk */
+} berth_output;
+
+BERTH_INTERNAL void berth_output_init (berth_output *o, size_t max, const char *spill_dir);
+BERTH_INTERNAL int berth_output_add (berth_output *o, const char *data, size_t len);
+/* Flush the carried bytes and render: the (possibly truncated) text.  */
+BERTH_INTERNAL char *berth_output_finish (berth_output *o, size_t *ret_len);
+BERTH_INTERNAL void berth_output_free (berth_output *o);
+/* Append valid UTF-8 of DATA to B; bytes of an incomplete trailing
+   sequence go to PEND (up to 3).  Exposed for tests.  */
+BERTH_INTERNAL int berth_utf8_sanitize (berth_buf *b, const char *data, size_t len, char *pend, size_t *npend);
+
+#endif

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* registry.c: the context and its provider registry.  Provider flags are
+   data; lookups are fail-soft.  */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <dlfcn.h>
+
+#include "berth-private.h"
+
+#ifdef BERTH_BUILTIN_LOCAL
+extern const berth_provider_ops berth_local_provider;
+#endif
+#ifdef BERTH_BUILTIN_BWRAP
+extern const berth_provider_ops berth_bwrap_provider;
+#endif
+#ifdef BERTH_BUILTIN_DOCKER
+extern const berth_provider_ops berth_docker_provider;
+#endif
+#ifdef BERTH_BUILTIN_SINGULARITY
+extern const berth_provider_ops berth_singularity_provider;
+#endif
+#ifdef BERTH_BUILTIN_SSH
+extern const berth_provider_ops berth_ssh_provider;
+#endif
+
+static const berth_provider_ops *const builtin_providers[] = {
+#ifdef BERTH_BUILTIN_LOCAL
+  &berth_local_provider,
+#endif
+#ifdef BERTH_BUILTIN_BWRAP
+  &berth_bwrap_provider,
+#endif
+#ifdef BERTH_BUILTIN_DOCKER
+  &berth_docker_provider,
+#endif
+#ifdef BERTH_BUILTIN_SINGULARITY
+  &berth_singularity_provider,
+#endif
+#ifdef BERTH_BUILTIN_SSH
+  &berth_ssh_provider,
+#endif
+  NULL,
+};
+
+static const char *const reserved_names[] = { BERTH_RESERVED_NAMES, NULL };
+
+bool
+berth_name_is_reserved (const char *name)
+{
+  return berth_strv_contains (reserved_names, name);
+}
+
+bool
+berth_name_is_valid (const char *name)
+{
+  if (name == NULL || *name == '\0' || strlen (name) > 64)
+    return false;
+  for (const char *p = name; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+      return false;
+  return true;
+}
+
+int
+berth_ctx_register (berth_ctx *ctx, const berth_provider_ops *ops, const char *origin, void *dl, bool is_plugin, berth_error **reterr)
+{
+  berth_provider *p, **v;
+  if (!berth_name_is_valid (ops->name))
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "%s: invalid backend name '%s' (use [a-z0-9_])", origin, ops->name ? ops->name : "");
+  if (is_plugin && berth_name_is_reserved (ops->name))
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "%s: the name '%s' is reserved for a built-in backend", origin, ops->name);
+  if (berth_ctx_find_provider (ctx, ops->name))
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "%s: a backend named '%s' is already registered", origin, ops->name);
+  p = calloc (1, sizeof *p);
+  v = realloc (ctx->providers, (ctx->n_providers + 1) * sizeof *v);
+  if (p == NULL || v == NULL)
+    {
+      free (p);
+      if (v)
+        ctx->providers = v;
+      return -ENOMEM;
+    }
+  ctx->providers = v;
+  p->ops = ops;
+  p->ctx = ctx;
+  p->origin = strdup (origin);
+  p->dl = dl;
+  ctx->providers[ctx->n_providers++] = p;
+  free (ctx->names);
+  ctx->names = NULL;
+  return 0;
+}
+
+static char *
+runtime_dir (void)
+{
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  if (xdg && xdg[0] == '/' && access (xdg, W_OK) == 0)
+    return berth_strdup_printf ("%s/berth", xdg);
+  return berth_strdup_printf ("/tmp/berth-%u", (unsigned) getuid ());
+}
+
+BERTH_EXPORT int
+berth_ctx_new (berth_ctx **ret, berth_error **reterr)
+{
+  berth_ctx *ctx = calloc (1, sizeof *ctx);
+  if (ctx == NULL)
+    return berth_error_errno (reterr, ENOMEM, "cannot allocate context");
+  ctx->config = berth_config_new ();
+  _cleanup_free_ char *state = berth_xdg_dir ("XDG_STATE_HOME", ".local/state");
+  ctx->state_dir = state ? berth_strdup_printf ("%s/berth", state) : NULL;
+  ctx->runtime_dir = runtime_dir ();
+  if (ctx->config == NULL || ctx->state_dir == NULL || ctx->runtime_dir == NULL)
+    {
+      berth_ctx_unref (ctx);
+      return berth_error_errno (reterr, ENOMEM, "cannot allocate context");
+    }
+  for (size_t i = 0; builtin_providers[i]; i++)
+    {
+      int r = berth_ctx_register (ctx, builtin_providers[i], "builtin", NULL, false, reterr);
+      if (r < 0)
+        {
+          berth_ctx_unref (ctx);
+          return r;
+        }
+    }
+  *ret = ctx;
+  return 0;
+}
+
+BERTH_EXPORT berth_ctx *
+berth_ctx_unref (berth_ctx *ctx)
+{
+  if (ctx == NULL)
+    return NULL;
+  for (size_t i = 0; i < ctx->n_providers; i++)
+    {
+      free (ctx->providers[i]->origin);
+      if (ctx->providers[i]->dl)
+        dlclose (ctx->providers[i]->dl);
+      free (ctx->providers[i]);
+    }
+  for (size_t i = 0; i < ctx->n_plugins; i++)
+    {
+      free (ctx->plugins[i].name);
+      free (ctx->plugins[i].version);
+      free (ctx->plugins[i].description);
+      free (ctx->plugins[i].path);
+      free (ctx->plugins[i].status);
+    }
+  free (ctx->plugins);
+  free (ctx->providers);
+  free (ctx->names);
+  free (ctx->state_dir);
+  free (ctx->runtime_dir);
+  berth_config_free (ctx->config);
+  free (ctx);
+  return NULL;
+}
+
+BERTH_EXPORT int
+berth_ctx_load_config (berth_ctx *ctx, const char *extra, berth_error **reterr)
+{
+  _cleanup_free_ char *system = berth_strdup_printf ("%s/berth/config.yaml", BERTH_SYSCONFDIR);
+  _cleanup_free_ char *user = berth_config_user_path ();
+  const char *env = getenv ("BERTH_CONFIG");
+  const char *sys_override = getenv ("BERTH_SYSTEM_CONFIG"); /* for tests of the layering */
+  int r;
+  if ((r = berth_config_merge_file (ctx->config, sys_override ? sys_override : system, false, reterr)) < 0)
+    return r;
+  if (user && (r = berth_config_merge_file (ctx->config, user, false, reterr)) < 0)
+    return r;
+  if (env && *env && (r = berth_config_merge_file (ctx->config, env, true, reterr)) < 0)
+    return r;
+  if (extra && (r = berth_config_merge_file (ctx->config, extra, true, reterr)) < 0)
+    return r;
+  if (!ctx->modules_loaded)
+    {
+      ctx->modules_loaded = true;
+      berth_load_modules (ctx, BERTH_MODULEDIR);
+      berth_load_plugins (ctx);
+    }
+  return 0;
+}
+
+BERTH_EXPORT const berth_config *
+berth_ctx_config (const berth_ctx *ctx)
+{
+  return ctx->config;
+}
+
+BERTH_EXPORT int
+berth_ctx_config_get (berth_ctx *ctx, const char *path, char **ret, berth_error **reterr)
+{
+  return berth_config_render (ctx->config, path, ret, reterr);
+}
+
+BERTH_EXPORT char *
+berth_config_user_path (void)
+{
+  _cleanup_free_ char *dir = berth_xdg_dir ("XDG_CONFIG_HOME", ".config");
+  return dir ? berth_strdup_printf ("%s/berth/config.yaml", dir) : NULL;
+}
+
+BERTH_EXPORT int
+berth_config_user_set (const char *path, const char *value, berth_error **reterr)
+{
+  _cleanup_free_ char *file = berth_config_user_path ();
+  if (file == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  return berth_config_set_in_file (file, path, value, reterr);
+}
+
+BERTH_EXPORT berth_provider *
+berth_ctx_find_provider (berth_ctx *ctx, const char *name)
+{
+  for (size_t i = 0; name && i < ctx->n_providers; i++)
+    if (strcmp (ctx->providers[i]->ops->name, name) == 0)
+      return ctx->providers[i];
+  return NULL;
+}
+
+BERTH_EXPORT berth_provider *
+berth_ctx_next_provider (berth_ctx *ctx, size_t *cursor)
+{
+  if (*cursor >= ctx->n_providers)
+    return NULL;
+  return ctx->providers[(*cursor)++];
+}
+
+BERTH_EXPORT const char *
+berth_ctx_provider_names (berth_ctx *ctx)
+{
+  berth_buf b = { 0 };
+  if (ctx->names)
+    return ctx->names;
+  for (size_t i = 0; i < ctx->n_providers; i++)
+    berth_buf_printf (&b, "%s%s", i ? ", " : "", ctx->providers[i]->ops->name);
+  ctx->names = berth_buf_steal (&b);
+  return ctx->names;
+}
+
+static const struct
+{
+  uint32_t flag;
+  const char *name;
+} flag_names[] = {
+  { BERTH_FLAG_IS_REMOTE, "is_remote" },
+  { BERTH_FLAG_IS_CONTAINER, "is_container" },
+  { BERTH_FLAG_SKIP_CONTAINER_GUARDS, "skip_container_guards" },
+  { BERTH_FLAG_USES_HOST_FILESYSTEM, "uses_host_filesystem" },
+  { BERTH_FLAG_SUPPORTS_STREAMS, "supports_streams" },
+  { BERTH_FLAG_SESSION_ISOLATED_WHEN_NONPERSISTENT, "session_isolated_when_nonpersistent" },
+  { BERTH_FLAG_CLEANUP_STOPS_PROCESSES, "cleanup_stops_processes" },
+  { BERTH_FLAG_SERVES_HOSTED_SCOPES, "serves_hosted_scopes" },
+};
+
+BERTH_EXPORT const char *
+berth_flag_name (uint32_t flag)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (flag_names); i++)
+    if (flag_names[i].flag == flag)
+      return flag_names[i].name;
+  return NULL;
+}
+
+BERTH_EXPORT const char *
+berth_provider_name (const berth_provider *p)
+{
+  return p->ops->name;
+}
+
+BERTH_EXPORT const char *
+berth_provider_description (const berth_provider *p)
+{
+  return p->ops->description ? p->ops->description : "";
+}
+
+BERTH_EXPORT const char *
+berth_provider_origin (const berth_provider *p)
+{
+  return p->origin;
+}
+
+BERTH_EXPORT bool
+berth_provider_flag (berth_provider *p, uint32_t flag)
+{
+  bool declared = (p->ops->flags & flag) != 0, v;
+  if (BERTH_HAS_FIELD (p->ops, berth_provider_ops, flag) && p->ops->flag && p->ops->flag (p->ctx->config, flag, &v) >= 0)
+    return v;
+  return declared;
+}
+
+BERTH_EXPORT const char *
+berth_provider_default_cwd (const berth_provider *p)
+{
+  return p->ops->default_cwd;
+}
+
+BERTH_EXPORT const char *
+berth_provider_cache_path_base (const berth_provider *p)
+{
+  return p->ops->cache_path_base;
+}
+
+BERTH_EXPORT int
+berth_provider_probe (berth_provider *p, char **ret_reason)
+{
+  char *reason = NULL;
+  int r;
+  if (p->ops->probe == NULL)
+    {
+      *ret_reason = NULL;
+      return BERTH_PROBE_READY;
+    }
+  r = p->ops->probe (p->ctx->config, &reason);
+  if (r < 0 || r > BERTH_PROBE_UNAVAILABLE)
+    {
+      free (reason);
+      reason = berth_strdup_printf ("probe failed (%d)", r);
+      r = BERTH_PROBE_UNAVAILABLE;
+    }
+  *ret_reason = reason;
+  return r;
+}
+
+BERTH_EXPORT const char *
+berth_provider_setup_instructions (berth_provider *p)
+{
+  return p->ops->setup_instructions;
+}
+
+BERTH_EXPORT int
+berth_provider_doctor (berth_provider *p, berth_check_fn fn, void *userdata)
+{
+  _cleanup_free_ char *reason = NULL;
+  int state = berth_provider_probe (p, &reason);
+  fn (userdata, "probe", state == BERTH_PROBE_READY, reason ? reason : "ready", state == BERTH_PROBE_READY ? NULL : p->ops->setup_instructions);
+  if (p->ops->doctor)
+    return p->ops->doctor (p->ctx->config, fn, userdata);
+  return 0;
+}

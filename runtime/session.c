@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* session.c: execute() -- the semantics of DESIGN 3.2, once for every
+   backend: the wrapper script, stdin, the state channel, output cap,
+   timeout/interrupt with the tree killed where it runs.  */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "job.h"
+#include "output.h"
+#include "wrapper.h"
+
+/* After the command reported its exit, output still in flight is read
+   for at most this long: a background child holding the pipe must not
+   hang execute.  */
+#define DRAIN_USEC 300000u
+
+struct berth_result
+{
+  char *output;
+  size_t output_len;
+  int exit_code;
+  char *cwd;
+  bool cwd_changed, timed_out, interrupted, truncated, recreated;
+  uint64_t total_bytes, duration_ms;
+  char *full_output_path;
+  char *backend, *env;
+};
+
+typedef struct exec_run
+{
+  berth_output out;
+  berth_state state;
+  const berth_exec_spec *spec;
+  bool cancelled;
+} exec_run;
+
+static void
+exec_sink (void *userdata, int stream, const char *data, size_t len)
+{
+  exec_run *run = userdata;
+  if (stream == BERTH_STREAM_ERR)
+    {
+      berth_state_feed (&run->state, data, len);
+      return;
+    }
+  berth_output_add (&run->out, data, len);
+  if (run->spec->on_output && run->spec->on_output (run->spec->userdata, data, len) < 0)
+    run->cancelled = true;
+}
+
+/* The script on fd 3 needs a file bash can open by path: a memfd.  */
+static int
+script_memfd (const char *script)
+{
+  int fd = memfd_create ("berth-script", MFD_CLOEXEC);
+  size_t len = strlen (script), off = 0;
+  if (fd < 0)
+    return -errno;
+  while (off < len)
+    {
+      ssize_t n = write (fd, script + off, len - off);
+      if (n < 0)
+        {
+          int r = -errno;
+          close (fd);
+          return r;
+        }
+      off += (size_t) n;
+    }
+  lseek (fd, 0, SEEK_SET);
+  return fd;
+}
+
+static char **
+strip_patterns (berth_env *env)
+{
+  berth_ctx *ctx = env->ctx;
+  char **v = berth_strv_new ("BERTH_JOB", NULL);
+  /* The names a snapshot must never carry: credentials, every provider's
+     keys, and passthrough values (sent fresh with each command).  */
+  for (size_t i = 0; v && berth_credential_patterns[i]; i++)
+    berth_strv_push (&v, berth_credential_patterns[i]);
+  for (size_t i = 0; v && i < ctx->n_providers; i++)
+    for (const char *const *k = ctx->providers[i]->ops->strip_env_keys; k && *k; k++)
+      berth_strv_push (&v, *k);
+  for (size_t i = 0; v && env->passthrough && env->passthrough[i]; i++)
+    {
+      _cleanup_free_ char *name = strndup (env->passthrough[i], strcspn (env->passthrough[i], "="));
+      if (name)
+        berth_strv_push (&v, name);
+    }
+  return v;
+}
+
+static char *
+resolve_cwd (berth_env *env, const char *cwd)
+{
+  if (cwd == NULL || *cwd == '\0')
+    return env->cwd ? strdup (env->cwd) : NULL;
+  if (cwd[0] == '/' || cwd[0] == '~' || env->cwd == NULL)
+    return strdup (cwd);
+  return berth_strdup_printf ("%s/%s", env->cwd, cwd);
+}
+
+static void
+append_note (berth_buf *b, const char *note)
+{
+  if (b->len == 0)
+    berth_buf_puts (b, note + 1); /* no leading newline on empty output */
+  else
+    berth_buf_puts (b, note);
+}
+
+BERTH_EXPORT int
+berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **ret, berth_error **reterr)
+{
+  const berth_config *cfg = env->ctx->config;
+  uint64_t t0 = berth_now_usec ();
+  double timeout = spec->timeout > 0 ? spec->timeout : berth_config_double (cfg, "terminal.timeout", 180);
+  size_t max = BERTH_HAS_FIELD (spec, berth_exec_spec, max_bytes) && spec->max_bytes ? spec->max_bytes : (size_t) berth_config_int (cfg, "tool_output.max_bytes", 50000);
+  int cancel_fd = BERTH_HAS_FIELD (spec, berth_exec_spec, cancel_fd) && spec->cancel_fd > 0 ? spec->cancel_fd : -1;
+  _cleanup_strv_free_ char **prefix = NULL;
+  _cleanup_strv_free_ char **strip = NULL;
+  _cleanup_free_ char *script = NULL, *cwd = NULL;
+  _cleanup_close_ int script_fd = -1;
+  char job_token[33];
+  uint32_t flags = 0;
+  berth_job job;
+  exec_run run = { .spec = spec };
+  berth_buf in = { 0 };
+  size_t in_off = 0;
+  bool use_fd, finished = false, killed = false;
+  uint64_t deadline, drain_end = 0;
+  int r, status;
+
+  if (spec->command == NULL)
+    return berth_error_set (reterr, EINVAL, "no command given");
+  if (env->cleaned)
+    return berth_error_set (reterr, ESTALE, "environment %s was cleaned up", env->id);
+  if (timeout <= 0)
+    return berth_error_set (reterr, EINVAL, "timeout must be a positive number of seconds (got %g)", timeout);
+  if ((r = berth_random_hex (job_token, 16)) < 0)
+    return berth_error_errno (reterr, -r, "no randomness");
+
+  r = berth_job_transport (env, &prefix, &flags, reterr);
+  if (r < 0)
+    return r;
+  use_fd = prefix && (flags & BERTH_PREFIX_PASSES_FDS);
+  cwd = resolve_cwd (env, spec->cwd);
+  strip = strip_patterns (env);
+  berth_script_spec ss = {
+    .command = spec->command,
+    .cwd = cwd,
+    .snapshot = env->snapshot,
+    .job = job_token,
+    .exports = (flags & BERTH_PREFIX_PASSES_ENV) ? NULL : (const char *const *) env->passthrough,
+    .strip_patterns = (const char *const *) strip,
+  };
+  script = berth_script_build (&ss);
+  if (script == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  if (use_fd)
+    {
+      script_fd = script_memfd (script);
+      if (script_fd < 0)
+        return berth_error_errno (reterr, -script_fd, "memfd_create");
+    }
+  else
+    berth_buf_append (&in, script, strlen (script) + 1); /* with its NUL */
+  if (spec->has_stdin && spec->stdin_len)
+    berth_buf_append (&in, spec->stdin_data, spec->stdin_len);
+
+  const char *inner[] = { "bash", "-c", use_fd ? BERTH_BOOT_FD : BERTH_BOOT_STDIN, NULL };
+  r = berth_job_start (env, prefix, inner, in.len > 0 || spec->has_stdin, script_fd, &job, reterr);
+  if (r < 0)
+    {
+      berth_buf_free (&in);
+      return r;
+    }
+  if (script_fd >= 0)
+    {
+      close (script_fd);
+      script_fd = -1;
+    }
+  berth_output_init (&run.out, max, env->spill_dir);
+  deadline = t0 + (uint64_t) (timeout * 1e6);
+
+  for (;;)
+    {
+      uint64_t now = berth_now_usec ();
+      bool cancel = false;
+      if (berth_job_stdin_open (&job))
+        {
+          if (in_off < in.len)
+            {
+              ssize_t n = berth_job_write (&job, in.data + in_off, in.len - in_off);
+              if (n > 0)
+                in_off += (size_t) n;
+              else if (n != -EAGAIN && n != -EINTR)
+                in_off = in.len; /* the command does not read stdin: fine */
+            }
+          if (in_off >= in.len)
+            berth_job_close_stdin (&job);
+        }
+      if (run.state.have_ec && drain_end == 0)
+        drain_end = now + DRAIN_USEC;
+      if (drain_end && now >= drain_end)
+        break;
+      if (now >= deadline || run.cancelled)
+        {
+          killed = true;
+          break;
+        }
+      uint64_t until = drain_end ? drain_end : deadline;
+      int wait_ms = berth_job_stdin_open (&job) && in_off < in.len ? 5 : (int) ((until - now) / 1000) + 1;
+      if (wait_ms > 1000)
+        wait_ms = 1000;
+      r = berth_job_pump (&job, wait_ms, cancel_fd, &cancel, exec_sink, &run);
+      if (cancel)
+        {
+          run.cancelled = true;
+          continue;
+        }
+      if (r < 0)
+        {
+          berth_job_finish (&job, true, 0);
+          berth_output_free (&run.out);
+          berth_state_free (&run.state);
+          berth_buf_free (&in);
+          return berth_error_errno (reterr, -r, "%s: lost the command's output", env->provider->ops->name);
+        }
+      if (r == 0)
+        {
+          finished = true;
+          break;
+        }
+    }
+  berth_buf_free (&in);
+
+  if (killed)
+    {
+      /* Kill the tree where it runs, then our side of the transport.  */
+      _cleanup_free_ char *ks = berth_kill_script (job_token, run.state.have_pid ? run.state.pid : 0);
+      berth_error *kerr = NULL;
+      berth_job_finish (&job, true, 0);
+      if (ks && berth_job_run_script (env, ks, 15, &kerr) < 0)
+        berth_ctx_log (env->ctx, BERTH_LOG_WARNING, "session", "could not kill the command's processes: %s", berth_error_message (kerr));
+      berth_error_free (kerr);
+      status = run.cancelled ? 130 : 124;
+    }
+  else
+    status = berth_job_finish (&job, false, finished ? 2000000 : 100000);
+  berth_state_end (&run.state);
+
+  if (!killed && !run.state.have_pid)
+    {
+      /* The wrapper never started: the transport failed.  */
+      const char *diag = run.state.diag.data ? run.state.diag.data : "";
+      size_t n = strcspn (diag, "\n");
+      _cleanup_free_ char *line = strndup (diag, n);
+      berth_output_free (&run.out);
+      berth_state_free (&run.state);
+      return berth_error_set (reterr, BERTH_E_BACKEND, "%s: could not run the command (exit %d)%s%s", env->provider->ops->name, status, line && *line ? ": " : "", line ? line : "");
+    }
+
+  berth_result *res = calloc (1, sizeof *res);
+  if (res == NULL)
+    {
+      berth_output_free (&run.out);
+      berth_state_free (&run.state);
+      return berth_error_errno (reterr, ENOMEM, "out of memory");
+    }
+  size_t len;
+  char *text = berth_output_finish (&run.out, &len);
+  berth_buf b = { .data = text, .len = len, .cap = len + 1 };
+  if (killed && run.cancelled)
+    append_note (&b, "\n[Command interrupted]");
+  else if (killed)
+    {
+      char note[64];
+      snprintf (note, sizeof note, "\n[Command timed out after %gs]", timeout);
+      append_note (&b, note);
+    }
+  res->output = berth_buf_steal (&b);
+  res->output_len = strlen (res->output);
+  res->truncated = run.out.overflow;
+  res->total_bytes = run.out.total_bytes;
+  res->full_output_path = run.out.overflow && run.out.spill_path ? strdup (run.out.spill_path) : NULL;
+  res->timed_out = killed && !run.cancelled;
+  res->interrupted = killed && run.cancelled;
+  if (killed)
+    res->exit_code = status;
+  else if (run.state.have_ec)
+    res->exit_code = run.state.ec;
+  else
+    res->exit_code = status < 0 ? 255 : status;
+
+  if (!killed && run.state.have_cwd)
+    {
+      res->cwd_changed = env->cwd == NULL || strcmp (env->cwd, run.state.cwd) != 0;
+      free (env->cwd);
+      env->cwd = strdup (run.state.cwd);
+    }
+  if (!killed && run.state.have_snap)
+    {
+      free (env->snapshot);
+      env->snapshot = TAKE_PTR (run.state.snap);
+    }
+  res->cwd = env->cwd ? strdup (env->cwd) : NULL;
+  res->recreated = env->recreated;
+  env->recreated = false;
+  res->backend = strdup (env->provider->ops->name);
+  res->env = strdup (env->name ? env->name : env->id);
+  res->duration_ms = (berth_now_usec () - t0) / 1000;
+  berth_output_free (&run.out);
+  berth_state_free (&run.state);
+  if (env->name)
+    berth_env_save (env);
+  *ret = res;
+  return 0;
+}
+
+BERTH_EXPORT berth_result *
+berth_result_free (berth_result *r)
+{
+  if (r)
+    {
+      free (r->output);
+      free (r->cwd);
+      free (r->full_output_path);
+      free (r->backend);
+      free (r->env);
+      free (r);
+    }
+  return NULL;
+}
+
+BERTH_EXPORT const char *
+berth_result_output (const berth_result *r, size_t *ret_len)
+{
+  if (ret_len)
+    *ret_len = r->output_len;
+  return r->output;
+}
+
+BERTH_EXPORT int berth_result_exit_code (const berth_result *r) { return r->exit_code; }
+BERTH_EXPORT const char *berth_result_cwd (const berth_result *r) { return r->cwd; }
+BERTH_EXPORT bool berth_result_cwd_changed (const berth_result *r) { return r->cwd_changed; }
+BERTH_EXPORT bool berth_result_timed_out (const berth_result *r) { return r->timed_out; }
+BERTH_EXPORT bool berth_result_interrupted (const berth_result *r) { return r->interrupted; }
+BERTH_EXPORT bool berth_result_truncated (const berth_result *r) { return r->truncated; }
+BERTH_EXPORT bool berth_result_environment_recreated (const berth_result *r) { return r->recreated; }
+BERTH_EXPORT uint64_t berth_result_total_bytes (const berth_result *r) { return r->total_bytes; }
+BERTH_EXPORT const char *berth_result_full_output_path (const berth_result *r) { return r->full_output_path; }
+BERTH_EXPORT const char *berth_result_backend (const berth_result *r) { return r->backend; }
+BERTH_EXPORT const char *berth_result_env (const berth_result *r) { return r->env; }
+BERTH_EXPORT uint64_t berth_result_duration_ms (const berth_result *r) { return r->duration_ms; }

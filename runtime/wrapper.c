@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <berth/provider.h>
+#include "wrapper.h"
+
+char *
+berth_quote_cwd (const char *cwd)
+{
+  if (strcmp (cwd, "~") == 0)
+    return strdup ("\"$HOME\"");
+  if (strncmp (cwd, "~/", 2) == 0)
+    {
+      _cleanup_free_ char *q = berth_shell_quote (cwd + 2);
+      return q ? berth_strdup_printf ("\"$HOME\"/%s", q) : NULL;
+    }
+  return berth_shell_quote (cwd);
+}
+
+/* Emits the state records; runs as the EXIT trap so `exit N` in the
+   command still reports (when fd 9 is open).  Exported names matching the
+   strip patterns are unset first, so they never reach the snapshot.  The
+   name walk uses ${!X*} per initial letter: no fork.  */
+static const char exit_fn[] =
+  "__berth_exit () {\n"
+  "  __berth_ec=$?\n"
+  "  trap - EXIT\n"
+  "  for __berth_n in ${!A*} ${!B*} ${!C*} ${!D*} ${!E*} ${!F*} ${!G*} ${!H*} ${!I*} ${!J*} ${!K*} ${!L*} ${!M*} ${!N*} ${!O*} ${!P*} ${!Q*} ${!R*} ${!S*} ${!T*} ${!U*} ${!V*} ${!W*} ${!X*} ${!Y*} ${!Z*} ${!a*} ${!b*} ${!c*} ${!d*} ${!e*} ${!f*} ${!g*} ${!h*} ${!i*} ${!j*} ${!k*} ${!l*} ${!m*} ${!n*} ${!o*} ${!p*} ${!q*} ${!r*} ${!s*} ${!t*} ${!u*} ${!v*} ${!w*} ${!x*} ${!y*} ${!z*} ${!_*}; do\n"
+  "    case $__berth_n in\n"
+  "      __berth_*) ;;\n"
+  "      %s) ;;\n"
+  "      %s) unset -v \"$__berth_n\" 2>/dev/null ;;\n"
+  "    esac\n"
+  "  done\n"
+  "  {\n"
+  "    printf '\\0BERTH:cwd:'; builtin pwd -P; printf '\\0'\n"
+  "    printf 'BERTH:snap:'; export -p; declare -f; alias -p; printf '\\0'\n"
+  "    printf 'BERTH:ec:%%d\\0' \"$__berth_ec\"\n"
+  "  } >&9 2>/dev/null\n"
+  "  exit \"$__berth_ec\"\n"
+  "}\n";
+
+/* cd with a fallback to the nearest existing ancestor, and a note.  */
+static const char cd_fn[] =
+  "if ! builtin cd -- \"$__berth_cwd\" 2>/dev/null; then\n"
+  "  __berth_d=$__berth_cwd\n"
+  "  while :; do\n"
+  "    case $__berth_d in */*) __berth_d=${__berth_d%%/*} ;; *) __berth_d= ;; esac\n"
+  "    [ -n \"$__berth_d\" ] || __berth_d=/\n"
+  "    builtin cd -- \"$__berth_d\" 2>/dev/null && break\n"
+  "    if [ \"$__berth_d\" = / ]; then builtin cd -- \"${HOME:-/}\" 2>/dev/null || builtin cd /; break; fi\n"
+  "  done\n"
+  "  printf 'berth: working directory %%s no longer exists; running in %%s\\n' \"$__berth_cwd\" \"$PWD\"\n"
+  "fi\n";
+
+static int
+append_alternatives (berth_buf *b, const char *const *v, const char *none)
+{
+  size_t n = 0;
+  for (size_t i = 0; v && v[i]; i++)
+    {
+      /* Only safe glob characters reach the case pattern.  */
+      const char *p = v[i];
+      bool ok = *p != '\0';
+      for (; *p; p++)
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '*' || *p == '?'))
+          ok = false;
+      if (!ok)
+        continue;
+      berth_buf_printf (b, "%s%s", n++ ? "|" : "", v[i]);
+    }
+  if (n == 0)
+    berth_buf_puts (b, none);
+  return 0;
+}
+
+char *
+berth_script_build (const berth_script_spec *spec)
+{
+  berth_buf b = { 0 }, keep = { 0 }, strip = { 0 };
+  _cleanup_free_ char *qcmd = berth_shell_quote (spec->command);
+  _cleanup_free_ char *qcwd = spec->cwd ? berth_quote_cwd (spec->cwd) : NULL;
+  if (qcmd == NULL)
+    return NULL;
+
+  /* State channel on 9, the command's stderr joins stdout.  */
+  berth_buf_puts (&b, "exec 9>&2 2>&1 3<&-\n");
+  berth_buf_puts (&b, "printf '\\0BERTH:pid:%d\\0' \"$$\" >&9\n");
+  berth_buf_puts (&b, "shopt -s expand_aliases\n");
+  if (spec->snapshot && *spec->snapshot)
+    {
+      berth_buf_puts (&b, "{\n");
+      berth_buf_puts (&b, spec->snapshot);
+      berth_buf_puts (&b, "\n} >/dev/null 2>&1\nset +e +u\n");
+    }
+  for (size_t i = 0; spec->exports && spec->exports[i]; i++)
+    {
+      const char *eq = strchr (spec->exports[i], '=');
+      if (eq == NULL)
+        continue;
+      _cleanup_free_ char *name = strndup (spec->exports[i], (size_t) (eq - spec->exports[i]));
+      _cleanup_free_ char *qv = berth_shell_quote (eq + 1);
+      if (name && qv)
+        berth_buf_printf (&b, "export %s=%s\n", name, qv);
+    }
+  berth_buf_puts (&b, "export PAGER=\"${PAGER:-cat}\" GIT_PAGER=\"${GIT_PAGER:-cat}\"\n");
+  berth_buf_printf (&b, "export BERTH_JOB=%s\n", spec->job);
+  append_alternatives (&keep, spec->keep_names, "__berth_none__");
+  append_alternatives (&strip, spec->strip_patterns, "__berth_none__");
+  berth_buf_printf (&b, exit_fn, keep.data, strip.data);
+  berth_buf_puts (&b, "trap __berth_exit EXIT\n");
+  if (qcwd)
+    {
+      berth_buf_printf (&b, "__berth_cwd=%s\n", qcwd);
+      berth_buf_puts (&b, cd_fn);
+    }
+  berth_buf_printf (&b, "unset __berth_s __berth_cwd __berth_d\neval %s 9>&-\n", qcmd);
+  berth_buf_free (&keep);
+  berth_buf_free (&strip);
+  return berth_buf_steal (&b);
+}
+
+char *
+berth_kill_script (const char *job, long wrapper_pid)
+{
+  return berth_strdup_printf (
+    "__w=%ld __t='BERTH_JOB=%s'\n"
+    "for __i in 1 2 3 4 5 6 7 8; do\n"
+    "  __found=\n"
+    "  for __p in /proc/[0-9]*; do\n"
+    "    __pid=${__p#/proc/}\n"
+    "    [ \"$__pid\" = \"$$\" ] && continue\n"
+    "    __hit=\n"
+    "    if [ \"$__w\" -gt 1 ] && IFS= read -r __st < \"$__p/stat\" 2>/dev/null; then\n"
+    "      __st=${__st##*) }; set -f; set -- $__st; set +f\n"
+    "      { [ \"$3\" = \"$__w\" ] || [ \"$4\" = \"$__w\" ]; } && __hit=1\n"
+    "    fi\n"
+    "    if [ -z \"$__hit\" ]; then\n"
+    "      while IFS= read -r -d '' __kv; do\n"
+    "        [ \"$__kv\" = \"$__t\" ] && { __hit=1; break; }\n"
+    "      done < \"$__p/environ\" 2>/dev/null\n"
+    "    fi\n"
+    "    [ -n \"$__hit\" ] && kill -9 \"$__pid\" 2>/dev/null && __found=1\n"
+    "  done\n"
+    "  [ -n \"$__found\" ] || break\n"
+    "done\n"
+    "exit 0\n",
+    wrapper_pid, job);
+}
+
+/* One complete field (between NULs).  */
+static void
+state_field (berth_state *st, const char *f, size_t len)
+{
+  if (len == 0)
+    return;
+  if (len < 6 || memcmp (f, "BERTH:", 6) != 0)
+    {
+      if (st->diag.len < 65536)
+        berth_buf_append (&st->diag, f, len);
+      return;
+    }
+  f += 6, len -= 6;
+  if (len >= 4 && memcmp (f, "pid:", 4) == 0)
+    {
+      _cleanup_free_ char *v = strndup (f + 4, len - 4);
+      st->pid = v ? strtol (v, NULL, 10) : 0;
+      st->have_pid = true;
+    }
+  else if (len >= 3 && memcmp (f, "ec:", 3) == 0)
+    {
+      _cleanup_free_ char *v = strndup (f + 3, len - 3);
+      st->ec = v ? (int) strtol (v, NULL, 10) : 255;
+      st->have_ec = true;
+    }
+  else if (len >= 4 && memcmp (f, "cwd:", 4) == 0)
+    {
+      size_t n = len - 4;
+      if (n > 0 && f[4 + n - 1] == '\n')
+        n--;
+      free (st->cwd);
+      st->cwd = n ? strndup (f + 4, n) : NULL;
+      st->have_cwd = st->cwd != NULL;
+    }
+  else if (len >= 5 && memcmp (f, "snap:", 5) == 0)
+    {
+      free (st->snap);
+      st->snap = strndup (f + 5, len - 5);
+      st->have_snap = st->snap != NULL;
+    }
+}
+
+int
+berth_state_feed (berth_state *st, const char *data, size_t len)
+{
+  const char *end = data + len;
+  while (data < end)
+    {
+      const char *nul = memchr (data, '\0', (size_t) (end - data));
+      if (nul == NULL)
+        {
+          if (st->raw.len + (size_t) (end - data) > BERTH_STATE_MAX)
+            {
+              st->overflow = true;
+              st->raw.len = 0;
+              return -EFBIG;
+            }
+          return berth_buf_append (&st->raw, data, (size_t) (end - data));
+        }
+      if (st->raw.len)
+        {
+          berth_buf_append (&st->raw, data, (size_t) (nul - data));
+          state_field (st, st->raw.data, st->raw.len);
+          st->raw.len = 0;
+        }
+      else
+        state_field (st, data, (size_t) (nul - data));
+      data = nul + 1;
+    }
+  return 0;
+}
+
+void
+berth_state_end (berth_state *st)
+{
+  if (st->raw.len)
+    state_field (st, st->raw.data, st->raw.len);
+  st->raw.len = 0;
+}
+
+void
+berth_state_free (berth_state *st)
+{
+  berth_buf_free (&st->raw);
+  berth_buf_free (&st->diag);
+  free (st->cwd);
+  free (st->snap);
+  *st = (berth_state){ 0 };
+}
