@@ -1,0 +1,918 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* api.c: HTTP to the Docker Engine over DOCKER_HOST with libcurl (see
+   api.h).  The only file that includes curl.  */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "api.h"
+#include "helpers.h"
+#include "json.h"
+
+#define DEFAULT_SOCKET "/var/run/docker.sock"
+#define HEAD_MAX (16u << 10)
+#define ERROR_BODY_MAX (64u << 10)
+
+struct docker_client
+{
+  char *display;     /* DOCKER_HOST as the user knows it */
+  char *socket_path; /* unix, or NULL */
+  char *base_url;    /* "http://localhost", "https://host:2376" */
+  bool tls, tls_verify;
+  char *ca, *cert, *key;
+  CURL *easy; /* the request lane, reused (keeps its connection) */
+  long timeout_ms;
+  bool negotiated;
+  char api[16];
+  char *server_version;
+};
+
+struct docker_hijack
+{
+  CURL *h;
+  curl_socket_t fd;
+  char *pending; /* stream bytes read with the response head */
+  size_t pending_len, pending_off;
+  bool write_closed;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void
+curl_init_once (void)
+{
+  curl_init_rc = curl_global_init (CURL_GLOBAL_DEFAULT);
+}
+
+static uint64_t
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static char *
+path_join (const char *dir, const char *name)
+{
+  char *s;
+  if (asprintf (&s, "%s/%s", dir, name) < 0)
+    return NULL;
+  return s;
+}
+
+static bool
+file_exists (const char *p)
+{
+  return p && access (p, R_OK) == 0;
+}
+
+/* Parse DOCKER_HOST.  */
+static int
+client_configure (docker_client *c, berth_error **reterr)
+{
+  const char *host = getenv ("DOCKER_HOST");
+  if (!host || !*host)
+    host = "unix://" DEFAULT_SOCKET;
+  if (strncmp (host, "unix://", 7) == 0)
+    {
+      const char *p = host + 7;
+      if (*p != '/')
+        return berth_error_set (reterr, -BERTH_E_CONFIG, "DOCKER_HOST=%s: the socket path must be absolute", host);
+      if (strlen (p) >= sizeof ((struct sockaddr_un *) 0)->sun_path)
+        return berth_error_set (reterr, -BERTH_E_CONFIG, "DOCKER_HOST=%s: socket path too long (max 107 bytes)", host);
+      c->socket_path = strdup (p);
+      c->base_url = strdup ("http://localhost");
+      c->display = strdup (host);
+    }
+  else if (strncmp (host, "tcp://", 6) == 0)
+    {
+      const char *hp = host + 6;
+      size_t n = strcspn (hp, "/");
+      if (n == 0 || n > 255)
+        return berth_error_set (reterr, -BERTH_E_CONFIG, "DOCKER_HOST=%s: expected tcp://HOST:PORT", host);
+      const char *v = getenv ("DOCKER_TLS_VERIFY"), *t = getenv ("DOCKER_TLS");
+      c->tls_verify = v && *v;
+      c->tls = c->tls_verify || (t && *t);
+      bool has_port = memchr (hp, ':', n) != NULL && hp[0] != '[';
+      if (hp[0] == '[')
+        has_port = n > 0 && memchr (hp, ']', n) && ((const char *) memchr (hp, ']', n))[1] == ':';
+      if (asprintf (&c->base_url, "%s://%.*s%s", c->tls ? "https" : "http", (int) n, hp,
+                    has_port ? "" : (c->tls ? ":2376" : ":2375"))
+          < 0)
+        c->base_url = NULL;
+      if (asprintf (&c->display, "%s%s", host, c->tls ? " (TLS)" : "") < 0)
+        c->display = NULL;
+      if (c->tls)
+        {
+          const char *dir = getenv ("DOCKER_CERT_PATH");
+          char *def = NULL;
+          if (!dir || !*dir)
+            {
+              const char *home = getenv ("HOME");
+              if (home && asprintf (&def, "%s/.docker", home) < 0)
+                def = NULL;
+              dir = def;
+            }
+          if (dir)
+            {
+              c->ca = path_join (dir, "ca.pem");
+              c->cert = path_join (dir, "cert.pem");
+              c->key = path_join (dir, "key.pem");
+            }
+          free (def);
+          if (c->tls_verify && !file_exists (c->ca))
+            return berth_error_set (reterr, -BERTH_E_CONFIG,
+                                    "DOCKER_TLS_VERIFY is set but %s is missing: set DOCKER_CERT_PATH to the directory with ca.pem, cert.pem and key.pem",
+                                    c->ca ? c->ca : "ca.pem");
+        }
+    }
+  else
+    return berth_error_set (reterr, -BERTH_E_CONFIG,
+                            "DOCKER_HOST=%s is not supported: use unix:///path/to/docker.sock or tcp://HOST:PORT (for ssh://, forward the socket with ssh -L and use unix://)",
+                            host);
+  if (!c->display || !c->base_url || (!c->socket_path && strncmp (host, "unix://", 7) == 0))
+    return berth_error_set (reterr, -ENOMEM, "out of memory");
+  return 0;
+}
+
+int
+docker_client_new (docker_client **ret, berth_error **reterr)
+{
+  pthread_once (&curl_once, curl_init_once);
+  if (curl_init_rc != CURLE_OK)
+    return berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "libcurl failed to initialise: %s", curl_easy_strerror (curl_init_rc));
+  docker_client *c = calloc (1, sizeof *c);
+  if (!c)
+    return berth_error_set (reterr, -ENOMEM, "out of memory");
+  c->timeout_ms = 120000;
+  int r = client_configure (c, reterr);
+  if (r < 0)
+    {
+      docker_client_free (c);
+      return r;
+    }
+  c->easy = curl_easy_init ();
+  if (!c->easy)
+    {
+      docker_client_free (c);
+      return berth_error_set (reterr, -ENOMEM, "curl_easy_init failed");
+    }
+  *ret = c;
+  return 0;
+}
+
+void
+docker_client_free (docker_client *c)
+{
+  if (!c)
+    return;
+  if (c->easy)
+    curl_easy_cleanup (c->easy);
+  free (c->display);
+  free (c->socket_path);
+  free (c->base_url);
+  free (c->ca);
+  free (c->cert);
+  free (c->key);
+  free (c->server_version);
+  free (c);
+}
+
+const char *
+docker_client_host (const docker_client *c)
+{
+  return c->display;
+}
+
+const char *
+docker_client_socket (const docker_client *c)
+{
+  return c->socket_path;
+}
+
+void
+docker_client_set_timeout (docker_client *c, long ms)
+{
+  c->timeout_ms = ms > 0 ? ms : 120000;
+}
+
+const char *
+docker_client_api_version (const docker_client *c)
+{
+  return c->negotiated ? c->api : NULL;
+}
+
+const char *
+docker_client_server_version (const docker_client *c)
+{
+  return c->server_version;
+}
+
+/* Connection options shared by requests and hijacks.  */
+static void
+set_conn_opts (docker_client *c, CURL *h, long connect_ms)
+{
+  curl_easy_setopt (h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt (h, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+#if LIBCURL_VERSION_NUM >= 0x075500
+  curl_easy_setopt (h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+  curl_easy_setopt (h, CURLOPT_PROTOCOLS, (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+  curl_easy_setopt (h, CURLOPT_PROXY, "");
+  if (c->socket_path)
+    curl_easy_setopt (h, CURLOPT_UNIX_SOCKET_PATH, c->socket_path);
+  if (c->tls)
+    {
+      if (file_exists (c->ca))
+        curl_easy_setopt (h, CURLOPT_CAINFO, c->ca);
+      if (file_exists (c->cert) && file_exists (c->key))
+        {
+          curl_easy_setopt (h, CURLOPT_SSLCERT, c->cert);
+          curl_easy_setopt (h, CURLOPT_SSLKEY, c->key);
+        }
+      curl_easy_setopt (h, CURLOPT_SSL_VERIFYPEER, c->tls_verify ? 1L : 0L);
+      curl_easy_setopt (h, CURLOPT_SSL_VERIFYHOST, c->tls_verify ? 2L : 0L);
+    }
+}
+
+/* A one-line reason and fix for a failure to reach the engine.  */
+static char *
+unreachable_reason (docker_client *c, CURLcode rc, long oserr, const char *errbuf)
+{
+  char *s = NULL;
+  int r = -1;
+  if (c->socket_path)
+    {
+      struct stat st;
+      if (stat (c->socket_path, &st) < 0 && errno == ENOENT)
+        oserr = ENOENT;
+      else if (rc == CURLE_COULDNT_CONNECT && oserr == 0)
+        oserr = ECONNREFUSED;
+    }
+  if (c->socket_path && (rc == CURLE_COULDNT_CONNECT || oserr == ENOENT))
+    switch (oserr)
+      {
+      case ENOENT:
+        r = asprintf (&s, "the Docker socket %s does not exist: is the Docker engine installed and running? Start it (sudo systemctl start docker) or set DOCKER_HOST", c->socket_path);
+        break;
+      case EACCES:
+      case EPERM:
+        r = asprintf (&s, "permission denied on the Docker socket %s: add your user to the docker group (sudo usermod -aG docker $USER, then log in again) or run as root", c->socket_path);
+        break;
+      case ECONNREFUSED:
+        r = asprintf (&s, "the Docker engine is not running (nothing accepts connections on %s): start it (sudo systemctl start docker)", c->socket_path);
+        break;
+      default:
+        r = asprintf (&s, "cannot connect to the Docker socket %s: %s", c->socket_path, strerror ((int) oserr));
+        break;
+      }
+  else if (rc == CURLE_OPERATION_TIMEDOUT)
+    r = asprintf (&s, "the Docker engine at %s did not answer in time: is it overloaded or hung? (check with docker info)", c->display);
+  else if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
+    r = asprintf (&s, "cannot connect to the Docker engine at %s: %s: check DOCKER_HOST and that the engine listens there",
+                  c->display, errbuf && *errbuf ? errbuf : curl_easy_strerror (rc));
+  else if (rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CERTPROBLEM
+           || rc == CURLE_SSL_CACERT_BADFILE)
+    r = asprintf (&s, "TLS to the Docker engine at %s failed: %s: check DOCKER_CERT_PATH (ca.pem, cert.pem, key.pem) and DOCKER_TLS_VERIFY",
+                  c->display, errbuf && *errbuf ? errbuf : curl_easy_strerror (rc));
+  else
+    r = asprintf (&s, "the connection to the Docker engine at %s failed: %s", c->display,
+                  errbuf && *errbuf ? errbuf : curl_easy_strerror (rc));
+  return r < 0 ? NULL : s;
+}
+
+static int
+unreachable_error (docker_client *c, CURL *h, CURLcode rc, const char *errbuf, berth_error **reterr)
+{
+  long oserr = 0;
+  curl_easy_getinfo (h, CURLINFO_OS_ERRNO, &oserr);
+  char *why = unreachable_reason (c, rc, oserr, errbuf);
+  int r = berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "%s", why ? why : "cannot reach the Docker engine");
+  free (why);
+  return r;
+}
+
+/* ---- plain requests ---- */
+
+typedef struct sink
+{
+  CURL *h;
+  char *buf;
+  size_t len, cap, max;
+  bool overflow;
+  docker_chunk_fn fn; /* streaming, for 2xx */
+  void *userdata;
+  int fn_error;
+} sink;
+
+static int
+sink_append (sink *s, const char *data, size_t n)
+{
+  if (s->len + n > s->max)
+    {
+      s->overflow = true;
+      return -1;
+    }
+  if (s->len + n + 1 > s->cap)
+    {
+      size_t cap = s->cap ? s->cap : 4096;
+      while (cap < s->len + n + 1)
+        cap *= 2;
+      char *b = realloc (s->buf, cap);
+      if (!b)
+        return -1;
+      s->buf = b;
+      s->cap = cap;
+    }
+  memcpy (s->buf + s->len, data, n);
+  s->len += n;
+  s->buf[s->len] = '\0';
+  return 0;
+}
+
+static size_t
+sink_write (char *data, size_t size, size_t nmemb, void *userdata)
+{
+  sink *s = userdata;
+  size_t n = size * nmemb;
+  if (s->fn)
+    {
+      long status = 0;
+      curl_easy_getinfo (s->h, CURLINFO_RESPONSE_CODE, &status);
+      if (status >= 200 && status < 300)
+        {
+          int r = s->fn (s->userdata, data, n);
+          if (r < 0)
+            {
+              s->fn_error = r;
+              return 0;
+            }
+          return n;
+        }
+    }
+  return sink_append (s, data, n) < 0 ? 0 : n;
+}
+
+static int
+do_request (docker_client *c, const char *method, const char *url, const char *body, size_t max, docker_chunk_fn fn,
+            void *userdata, long timeout_ms, docker_response *ret, berth_error **reterr)
+{
+  CURL *h = c->easy;
+  char errbuf[CURL_ERROR_SIZE] = "";
+  sink s = { .h = h, .max = max, .fn = fn, .userdata = userdata };
+  struct curl_slist *hdrs = NULL;
+
+  curl_easy_reset (h);
+  set_conn_opts (c, h, timeout_ms < 5000 ? timeout_ms : 5000);
+  curl_easy_setopt (h, CURLOPT_URL, url);
+  curl_easy_setopt (h, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, sink_write);
+  curl_easy_setopt (h, CURLOPT_WRITEDATA, &s);
+  if (timeout_ms > 0)
+    curl_easy_setopt (h, CURLOPT_TIMEOUT_MS, timeout_ms);
+  if (strcmp (method, "GET") == 0)
+    curl_easy_setopt (h, CURLOPT_HTTPGET, 1L);
+  else if (strcmp (method, "HEAD") == 0)
+    curl_easy_setopt (h, CURLOPT_NOBODY, 1L);
+  else
+    {
+      if (strcmp (method, "POST") != 0)
+        curl_easy_setopt (h, CURLOPT_CUSTOMREQUEST, method);
+      if (body || strcmp (method, "POST") == 0)
+        {
+          curl_easy_setopt (h, CURLOPT_POSTFIELDS, body ? body : "");
+          curl_easy_setopt (h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (body ? strlen (body) : 0));
+        }
+    }
+  hdrs = curl_slist_append (hdrs, "Content-Type: application/json");
+  hdrs = curl_slist_append (hdrs, "Expect:");
+  curl_easy_setopt (h, CURLOPT_HTTPHEADER, hdrs);
+
+  CURLcode rc = curl_easy_perform (h);
+  curl_easy_setopt (h, CURLOPT_HTTPHEADER, NULL);
+  curl_slist_free_all (hdrs);
+  if (s.overflow)
+    {
+      free (s.buf);
+      return berth_error_set (reterr, -BERTH_E_PROTOCOL, "the Docker engine's reply to %s was larger than %zu bytes", method, max);
+    }
+  if (rc == CURLE_WRITE_ERROR && s.fn_error)
+    {
+      free (s.buf);
+      return s.fn_error;
+    }
+  if (rc != CURLE_OK)
+    {
+      free (s.buf);
+      return unreachable_error (c, h, rc, errbuf, reterr);
+    }
+  long status = 0;
+  curl_easy_getinfo (h, CURLINFO_RESPONSE_CODE, &status);
+  if (!s.buf)
+    {
+      s.buf = strdup ("");
+      if (!s.buf)
+        return berth_error_set (reterr, -ENOMEM, "out of memory");
+    }
+  ret->status = status;
+  ret->body = s.buf;
+  ret->len = s.len;
+  return 0;
+}
+
+void
+docker_response_clear (docker_response *r)
+{
+  free (r->body);
+  r->body = NULL;
+  r->len = 0;
+  r->status = 0;
+}
+
+char *
+docker_response_message (const docker_response *r)
+{
+  char *m = NULL;
+  if (docker_json_error_message (r->body ? r->body : "", r->len, &m) < 0)
+    return NULL;
+  return m;
+}
+
+char *
+docker_url_escape (const char *s)
+{
+  char *e = curl_easy_escape (NULL, s, 0);
+  if (!e)
+    return NULL;
+  char *copy = strdup (e);
+  curl_free (e);
+  return copy;
+}
+
+int
+docker_client_negotiate (docker_client *c, berth_error **reterr)
+{
+  if (c->negotiated)
+    return 0;
+  char *url = NULL;
+  docker_response resp = { 0 };
+  if (asprintf (&url, "%s/version", c->base_url) < 0)
+    return berth_error_set (reterr, -ENOMEM, "out of memory");
+  int r = do_request (c, "GET", url, NULL, 1u << 20, NULL, NULL, 10000, &resp, reterr);
+  free (url);
+  if (r < 0)
+    return r;
+  char *version = NULL, *api = NULL, *min_api = NULL;
+  if (resp.status != 200 || docker_json_version (resp.body, resp.len, &version, &api, &min_api) < 0)
+    {
+      char *m = docker_response_message (&resp);
+      r = berth_error_set (reterr, -BERTH_E_PROTOCOL, "%s did not answer GET /version like a Docker engine (HTTP %ld: %s)",
+                           c->display, resp.status, m ? m : "?");
+      free (m);
+      docker_response_clear (&resp);
+      return r;
+    }
+  docker_response_clear (&resp);
+  const char *use = docker_version_cmp (api, DOCKER_API_MAX) < 0 ? api : DOCKER_API_MAX;
+  /* An engine that no longer accepts our newest version: speak its
+     oldest (the fields used here have been stable).  */
+  if (min_api && docker_version_cmp (use, min_api) < 0)
+    use = min_api;
+  if (docker_version_cmp (use, DOCKER_API_MIN) < 0)
+    {
+      r = berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "the Docker engine %s at %s speaks API %s; berth needs API %s or newer: upgrade Docker",
+                           version, c->display, api, DOCKER_API_MIN);
+      free (version);
+      free (api);
+      free (min_api);
+      return r;
+    }
+  snprintf (c->api, sizeof c->api, "%s", use);
+  free (c->server_version);
+  c->server_version = version;
+  free (api);
+  free (min_api);
+  c->negotiated = true;
+  return 0;
+}
+
+static int
+versioned_url (docker_client *c, const char *path, char **ret, berth_error **reterr)
+{
+  int r = docker_client_negotiate (c, reterr);
+  if (r < 0)
+    return r;
+  if (asprintf (ret, "%s/v%s%s", c->base_url, c->api, path) < 0)
+    return berth_error_set (reterr, -ENOMEM, "out of memory");
+  return 0;
+}
+
+int
+docker_request (docker_client *c, const char *method, const char *path, const char *body, size_t max, docker_response *ret, berth_error **reterr)
+{
+  char *url = NULL;
+  int r = versioned_url (c, path, &url, reterr);
+  if (r < 0)
+    return r;
+  r = do_request (c, method, url, body, max, NULL, NULL, c->timeout_ms, ret, reterr);
+  free (url);
+  return r;
+}
+
+int
+docker_request_stream (docker_client *c, const char *method, const char *path, const char *body, docker_chunk_fn fn, void *userdata, docker_response *ret, berth_error **reterr)
+{
+  char *url = NULL;
+  int r = versioned_url (c, path, &url, reterr);
+  if (r < 0)
+    return r;
+  /* No overall timeout: a pull may take long.  The callback can abort.  */
+  r = do_request (c, method, url, body, ERROR_BODY_MAX, fn, userdata, 0, ret, reterr);
+  free (url);
+  return r;
+}
+
+int
+docker_client_ping (docker_client *c, long timeout_ms, char **ret_reason)
+{
+  char *url = NULL;
+  char errbuf[CURL_ERROR_SIZE] = "";
+  if (asprintf (&url, "%s/_ping", c->base_url) < 0)
+    return BERTH_PROBE_UNAVAILABLE;
+  CURL *h = c->easy;
+  sink s = { .h = h, .max = 4096 };
+  curl_easy_reset (h);
+  set_conn_opts (c, h, timeout_ms);
+  curl_easy_setopt (h, CURLOPT_URL, url);
+  curl_easy_setopt (h, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, sink_write);
+  curl_easy_setopt (h, CURLOPT_WRITEDATA, &s);
+  curl_easy_setopt (h, CURLOPT_TIMEOUT_MS, timeout_ms);
+  CURLcode rc = curl_easy_perform (h);
+  free (url);
+  long status = 0;
+  curl_easy_getinfo (h, CURLINFO_RESPONSE_CODE, &status);
+  char *why = NULL;
+  int state = 0;
+  if (rc != CURLE_OK)
+    {
+      long oserr = 0;
+      curl_easy_getinfo (h, CURLINFO_OS_ERRNO, &oserr);
+      why = unreachable_reason (c, rc, oserr, errbuf);
+      /* Not installed at all vs. installed but not usable.  */
+      state = c->socket_path && access (c->socket_path, F_OK) < 0 ? BERTH_PROBE_UNAVAILABLE : BERTH_PROBE_NEEDS_SETUP;
+      if (oserr == EACCES || oserr == EPERM)
+        state = BERTH_PROBE_NEEDS_SETUP;
+    }
+  else if (status != 200)
+    {
+      if (asprintf (&why, "%s answered GET /_ping with HTTP %ld: is DOCKER_HOST a Docker engine?", c->display, status) < 0)
+        why = NULL;
+      state = BERTH_PROBE_UNAVAILABLE;
+    }
+  free (s.buf);
+  if (ret_reason)
+    *ret_reason = why;
+  else
+    free (why);
+  return state;
+}
+
+/* ---- the hijacked stream ---- */
+
+static int
+wait_fd (curl_socket_t fd, short events, uint64_t deadline)
+{
+  for (;;)
+    {
+      uint64_t now = now_ms ();
+      if (now >= deadline)
+        return -ETIMEDOUT;
+      struct pollfd p = { .fd = fd, .events = events };
+      int n = poll (&p, 1, (int) (deadline - now));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -errno;
+      if (n > 0)
+        return 0;
+    }
+}
+
+static int
+send_all (docker_hijack *hj, const char *data, size_t len, uint64_t deadline)
+{
+  while (len > 0)
+    {
+      size_t n = 0;
+      CURLcode rc = curl_easy_send (hj->h, data, len, &n);
+      if (rc == CURLE_AGAIN)
+        {
+          int r = wait_fd (hj->fd, POLLOUT, deadline);
+          if (r < 0)
+            return r;
+          continue;
+        }
+      if (rc != CURLE_OK)
+        return -EPIPE;
+      data += n;
+      len -= n;
+    }
+  return 0;
+}
+
+/* Read the response head, up to "\r\n\r\n".  On a plain socket the
+   head is consumed exactly (MSG_PEEK), so stream bytes stay in the kernel
+   and poll() keeps reporting them; through TLS extra bytes may be read and
+   are returned in *RET_LEN beyond *RET_HEAD_END.  */
+static int
+read_head (docker_hijack *hj, bool peek, char *buf, size_t cap, size_t *ret_len, size_t *ret_head_end, uint64_t deadline)
+{
+  size_t len = 0;
+  for (;;)
+    {
+      if (len >= cap)
+        return -E2BIG;
+      size_t n = 0;
+      if (peek)
+        {
+          ssize_t k = recv (hj->fd, buf + len, cap - len, MSG_PEEK);
+          if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            {
+              int r = wait_fd (hj->fd, POLLIN, deadline);
+              if (r < 0)
+                return r;
+              continue;
+            }
+          if (k <= 0)
+            return -ECONNRESET;
+          n = (size_t) k;
+        }
+      else
+        {
+          CURLcode rc = curl_easy_recv (hj->h, buf + len, cap - len, &n);
+          if (rc == CURLE_AGAIN)
+            {
+              int r = wait_fd (hj->fd, POLLIN, deadline);
+              if (r < 0)
+                return r;
+              continue;
+            }
+          if (rc != CURLE_OK || n == 0)
+            return -ECONNRESET;
+        }
+      size_t from = len >= 3 ? len - 3 : 0;
+      char *e = memmem (buf + from, len + n - from, "\r\n\r\n", 4);
+      size_t take = n;
+      if (e && peek)
+        take = (size_t) (e - buf) + 4 - len;
+      if (peek)
+        {
+          /* Consume exactly what belongs to the head.  */
+          size_t got = 0;
+          while (got < take)
+            {
+              ssize_t k = recv (hj->fd, buf + len + got, take - got, 0);
+              if (k < 0 && errno == EINTR)
+                continue;
+              if (k <= 0)
+                return -ECONNRESET;
+              got += (size_t) k;
+            }
+        }
+      len += take;
+      if (e)
+        {
+          *ret_len = len;
+          *ret_head_end = (size_t) (e - buf) + 4;
+          return 0;
+        }
+    }
+}
+
+/* Content-Length of a response head, or -1.  */
+static long
+head_content_length (const char *head, size_t len)
+{
+  const char *p = head;
+  const char *end = head + len;
+  while (p < end)
+    {
+      const char *nl = memchr (p, '\n', (size_t) (end - p));
+      if (!nl)
+        break;
+      if ((size_t) (nl - p) > 15 && strncasecmp (p, "content-length:", 15) == 0)
+        return strtol (p + 15, NULL, 10);
+      p = nl + 1;
+    }
+  return -1;
+}
+
+int
+docker_hijack_start (docker_client *c, const char *path, const char *body, docker_hijack **ret, long *ret_status, berth_error **reterr)
+{
+  char *url = NULL, *req = NULL;
+  char errbuf[CURL_ERROR_SIZE] = "";
+  int r;
+
+  if (ret_status)
+    *ret_status = 0;
+  r = docker_client_negotiate (c, reterr);
+  if (r < 0)
+    return r;
+  docker_hijack *hj = calloc (1, sizeof *hj);
+  if (!hj)
+    return berth_error_set (reterr, -ENOMEM, "out of memory");
+  hj->fd = CURL_SOCKET_BAD;
+  hj->h = curl_easy_init ();
+  if (!hj->h || asprintf (&url, "%s/", c->base_url) < 0)
+    {
+      docker_hijack_free (hj);
+      return berth_error_set (reterr, -ENOMEM, "out of memory");
+    }
+  uint64_t deadline = now_ms () + (uint64_t) c->timeout_ms;
+  set_conn_opts (c, hj->h, 10000);
+  curl_easy_setopt (hj->h, CURLOPT_URL, url);
+  curl_easy_setopt (hj->h, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt (hj->h, CURLOPT_CONNECT_ONLY, 1L);
+  CURLcode rc = curl_easy_perform (hj->h);
+  free (url);
+  if (rc != CURLE_OK)
+    {
+      r = unreachable_error (c, hj->h, rc, errbuf, reterr);
+      docker_hijack_free (hj);
+      return r;
+    }
+  if (curl_easy_getinfo (hj->h, CURLINFO_ACTIVESOCKET, &hj->fd) != CURLE_OK || hj->fd == CURL_SOCKET_BAD)
+    {
+      docker_hijack_free (hj);
+      return berth_error_set (reterr, -BERTH_E_PROTOCOL, "libcurl gave no socket for the exec stream");
+    }
+  size_t blen = body ? strlen (body) : 0;
+  int n = asprintf (&req,
+                    "POST /v%s%s HTTP/1.1\r\nHost: docker\r\nUser-Agent: berth\r\nContent-Type: application/json\r\n"
+                    "Connection: Upgrade\r\nUpgrade: tcp\r\nContent-Length: %zu\r\n\r\n%s",
+                    c->api, path, blen, body ? body : "");
+  if (n < 0)
+    {
+      docker_hijack_free (hj);
+      return berth_error_set (reterr, -ENOMEM, "out of memory");
+    }
+  r = send_all (hj, req, (size_t) n, deadline);
+  free (req);
+  if (r < 0)
+    {
+      docker_hijack_free (hj);
+      return berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "sending the exec start to the Docker engine at %s failed: %s", c->display, strerror (-r));
+    }
+  char *buf = malloc (HEAD_MAX);
+  size_t len = 0, head_end = 0;
+  if (!buf)
+    {
+      docker_hijack_free (hj);
+      return berth_error_set (reterr, -ENOMEM, "out of memory");
+    }
+  r = read_head (hj, !c->tls, buf, HEAD_MAX, &len, &head_end, deadline);
+  if (r < 0)
+    {
+      free (buf);
+      docker_hijack_free (hj);
+      if (r == -ETIMEDOUT)
+        return berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "the Docker engine at %s did not answer the exec start in time", c->display);
+      return berth_error_set (reterr, -BERTH_E_PROTOCOL, "bad reply from the Docker engine to the exec start: %s", strerror (-r));
+    }
+  int major, minor;
+  long status = 0;
+  if (sscanf (buf, "HTTP/%d.%d %ld", &major, &minor, &status) != 3)
+    {
+      free (buf);
+      docker_hijack_free (hj);
+      return berth_error_set (reterr, -BERTH_E_PROTOCOL, "bad status line from the Docker engine to the exec start");
+    }
+  if (ret_status)
+    *ret_status = status;
+  if (status != 101 && status != 200)
+    {
+      /* Collect the error body (Content-Length bounded), then report it.  */
+      long want = head_content_length (buf, head_end);
+      size_t have = len - head_end;
+      while (want > 0 && have < (size_t) want && len < HEAD_MAX)
+        {
+          size_t got = 0;
+          rc = curl_easy_recv (hj->h, buf + len, HEAD_MAX - len, &got);
+          if (rc == CURLE_AGAIN)
+            {
+              if (wait_fd (hj->fd, POLLIN, deadline) < 0)
+                break;
+              continue;
+            }
+          if (rc != CURLE_OK || got == 0)
+            break;
+          len += got;
+          have += got;
+        }
+      docker_response resp = { .status = status, .body = buf + head_end, .len = len - head_end };
+      char *m = docker_response_message (&resp);
+      r = berth_error_set (reterr, status == 404 ? -ENOENT : status == 409 ? -EBUSY : -BERTH_E_BACKEND,
+                           "the Docker engine refused the exec start (HTTP %ld): %s", status, m ? m : "?");
+      free (m);
+      free (buf);
+      docker_hijack_free (hj);
+      return r;
+    }
+  if (len > head_end)
+    {
+      memmove (buf, buf + head_end, len - head_end);
+      hj->pending = buf;
+      hj->pending_len = len - head_end;
+    }
+  else
+    free (buf);
+  *ret = hj;
+  return 0;
+}
+
+int
+docker_hijack_fd (const docker_hijack *h)
+{
+  return (int) h->fd;
+}
+
+ssize_t
+docker_hijack_recv (docker_hijack *h, void *buf, size_t len)
+{
+  if (h->pending)
+    {
+      size_t n = h->pending_len - h->pending_off;
+      if (n > len)
+        n = len;
+      memcpy (buf, h->pending + h->pending_off, n);
+      h->pending_off += n;
+      if (h->pending_off == h->pending_len)
+        {
+          free (h->pending);
+          h->pending = NULL;
+        }
+      return (ssize_t) n;
+    }
+  size_t n = 0;
+  CURLcode rc = curl_easy_recv (h->h, buf, len, &n);
+  if (rc == CURLE_AGAIN)
+    return -EAGAIN;
+  if (rc != CURLE_OK)
+    return -ECONNRESET;
+  return (ssize_t) n;
+}
+
+ssize_t
+docker_hijack_send (docker_hijack *h, const void *buf, size_t len)
+{
+  if (h->write_closed)
+    return -EPIPE;
+  size_t n = 0;
+  CURLcode rc = curl_easy_send (h->h, buf, len, &n);
+  if (rc == CURLE_AGAIN)
+    return -EAGAIN;
+  if (rc != CURLE_OK)
+    return -EPIPE;
+  return (ssize_t) n;
+}
+
+int
+docker_hijack_close_write (docker_hijack *h)
+{
+  if (h->write_closed)
+    return 0;
+  h->write_closed = true;
+  /* For TLS this is a TCP FIN without close_notify; Go's TLS reader takes
+     it as EOF at a record boundary.  */
+  if (shutdown (h->fd, SHUT_WR) < 0 && errno != ENOTCONN)
+    return -errno;
+  return 0;
+}
+
+void
+docker_hijack_free (docker_hijack *h)
+{
+  if (!h)
+    return;
+  if (h->h)
+    curl_easy_cleanup (h->h); /* closes the socket */
+  free (h->pending);
+  free (h);
+}

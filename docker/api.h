@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* api.h: HTTP to the Docker Engine (libcurl stays inside api.c).
+   DOCKER_HOST: unix://PATH (default /var/run/docker.sock) or tcp://H:P,
+   TLS when DOCKER_TLS_VERIFY or DOCKER_TLS is set (certificates from
+   DOCKER_CERT_PATH, default ~/.docker).  The API version is negotiated
+   from GET /version on first use.  */
+#ifndef BERTH_DOCKER_API_H
+#define BERTH_DOCKER_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <berth/provider.h>
+
+/* The newest API this code was written against; older engines get their
+   own version (down to DOCKER_API_MIN), newer ones are asked for this.  */
+#define DOCKER_API_MAX "1.47"
+#define DOCKER_API_MIN "1.25"
+
+typedef struct docker_client docker_client;
+
+/* Reads DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_TLS, DOCKER_CERT_PATH now.  */
+int docker_client_new (docker_client **ret, berth_error **reterr);
+void docker_client_free (docker_client *c);
+/* "unix:///var/run/docker.sock", "tcp://h:2376 (TLS)"...  */
+const char *docker_client_host (const docker_client *c);
+/* The UNIX socket path, or NULL for tcp.  */
+const char *docker_client_socket (const docker_client *c);
+/* Set the timeout of plain requests (milliseconds, default 120 s).  */
+void docker_client_set_timeout (docker_client *c, long ms);
+
+/* A cheap readiness check: connect + GET /_ping within TIMEOUT_MS.
+   Returns 0, or BERTH_PROBE_NEEDS_SETUP / _UNAVAILABLE with a one-line
+   reason that says what to do.  */
+int docker_client_ping (docker_client *c, long timeout_ms, char **ret_reason);
+/* Negotiate (once) and return the API version in use ("1.41").  */
+int docker_client_negotiate (docker_client *c, berth_error **reterr);
+const char *docker_client_api_version (const docker_client *c);
+const char *docker_client_server_version (const docker_client *c);
+
+typedef struct docker_response
+{
+  long status;
+  char *body; /* NUL-terminated, may be empty */
+  size_t len;
+} docker_response;
+void docker_response_clear (docker_response *r);
+
+/* METHOD /vX.Y PATH with a JSON BODY (may be NULL).  A response body over
+   MAX bytes is a protocol error.  An HTTP error status is data (in
+   ret->status); failing to reach the engine is -BERTH_E_UNAVAILABLE with
+   a message naming DOCKER_HOST and what to do.  */
+int docker_request (docker_client *c, const char *method, const char *path, const char *body, size_t max, docker_response *ret, berth_error **reterr);
+/* Same, streaming the body to FN (return < 0 to abort).  Error statuses
+   are collected (bounded) into ret->body instead.  */
+typedef int (*docker_chunk_fn) (void *userdata, const char *data, size_t len);
+int docker_request_stream (docker_client *c, const char *method, const char *path, const char *body, docker_chunk_fn fn, void *userdata, docker_response *ret, berth_error **reterr);
+/* The daemon's message for an error response, as one line (caller frees). */
+char *docker_response_message (const docker_response *r);
+/* URL-escape S for a query parameter (caller frees).  */
+char *docker_url_escape (const char *s);
+
+/* A hijacked bidirectional connection (POST with Connection: Upgrade).  */
+typedef struct docker_hijack docker_hijack;
+/* Sends METHOD PATH BODY, reads the response head (101 or 200).  Any other
+   status is an error carrying the daemon's message; *ret_status gets it
+   when non-NULL (0 for transport failures).  */
+int docker_hijack_start (docker_client *c, const char *path, const char *body, docker_hijack **ret, long *ret_status, berth_error **reterr);
+int docker_hijack_fd (const docker_hijack *h);
+/* > 0 bytes, 0 at end of stream, -EAGAIN, -errno.  */
+ssize_t docker_hijack_recv (docker_hijack *h, void *buf, size_t len);
+/* Bytes sent, -EAGAIN, -errno.  */
+ssize_t docker_hijack_send (docker_hijack *h, const void *buf, size_t len);
+/* Half-close: the process sees EOF on stdin.  */
+int docker_hijack_close_write (docker_hijack *h);
+void docker_hijack_free (docker_hijack *h);
+
+#endif

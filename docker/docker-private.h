@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* docker-private.h: shared between the docker backend's files.  */
+#ifndef BERTH_DOCKER_PRIVATE_H
+#define BERTH_DOCKER_PRIVATE_H
+
+#include <berth/provider.h>
+
+#include "api.h"
+
+#define DOCKER_DEFAULT_IMAGE "debian:bookworm-slim"
+#define DOCKER_SMALL_BODY (1u << 20)
+
+/* Per-environment data (berth_env_set_data).  */
+typedef struct docker_env_data
+{
+  docker_client *client;
+  char *container; /* id of the container in use, or NULL */
+  char **exec_env; /* "K=V" of docker_forward_env: exec bodies only */
+} docker_env_data;
+
+void docker_env_data_free (void *data);
+/* The environment's data, creating the client on first use.  */
+int docker_env_data_get (berth_env *env, docker_env_data **ret, berth_error **reterr);
+
+/* container.c */
+/* Find (named) or create the environment's container and make sure it
+   runs; sets d->container.  Marks the environment recreated when a
+   container it used before had to be restarted or replaced.  */
+int docker_container_ensure (berth_env *env, docker_env_data *d, berth_error **reterr);
+int docker_container_cleanup (berth_env *env, bool remove, berth_error **reterr);
+int docker_container_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr);
+/* Make IMAGE present (pull it when missing).  */
+int docker_image_ensure (berth_env *env, docker_client *c, const char *image, char **ret_entrypoint0, berth_error **reterr);
+/* "docker_forward_env" values as "K=V" (caller frees with berth_strv_free). */
+char **docker_forward_env (const berth_config *cfg);
+/* Host paths are mounted (docker_volumes or the cwd at /workspace).  */
+bool docker_mounts_host_paths (const berth_config *cfg);
+
+/* exec.c */
+int docker_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr);
+
+#endif

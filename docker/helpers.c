@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* helpers.c: label sanitising, image references, sizes, times.  */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "helpers.h"
+
+char *
+docker_label_sanitize (const char *s)
+{
+  size_t n = s ? strlen (s) : 0;
+  if (n == 0)
+    return strdup ("unknown");
+  if (n > 63)
+    n = 63;
+  char *out = malloc (n + 1);
+  if (!out)
+    return NULL;
+  for (size_t i = 0; i < n; i++)
+    {
+      char c = s[i];
+      out[i] = (isascii ((unsigned char) c) && isalnum ((unsigned char) c)) || c == '_' || c == '.' || c == '-' ? c : '_';
+    }
+  out[n] = '\0';
+  return out;
+}
+
+int
+docker_image_split (const char *ref, char **ret_repo, char **ret_tag)
+{
+  if (!ref || !*ref || strlen (ref) > 1024)
+    return -EINVAL;
+  for (const char *p = ref; *p; p++)
+    if ((unsigned char) *p <= ' ' || *p == 0x7f)
+      return -EINVAL;
+  char *repo = NULL, *tag = NULL;
+  if (strchr (ref, '@'))
+    repo = strdup (ref); /* a digest: no tag */
+  else
+    {
+      const char *slash = strrchr (ref, '/');
+      const char *colon = strrchr (ref, ':');
+      if (colon && (!slash || colon > slash))
+        {
+          if (colon[1] == '\0' || colon == ref)
+            return -EINVAL;
+          repo = strndup (ref, (size_t) (colon - ref));
+          tag = strdup (colon + 1);
+          if (!tag)
+            {
+              free (repo);
+              return -ENOMEM;
+            }
+        }
+      else
+        {
+          repo = strdup (ref);
+          tag = strdup ("latest");
+          if (!tag)
+            {
+              free (repo);
+              return -ENOMEM;
+            }
+        }
+    }
+  if (!repo)
+    {
+      free (tag);
+      return -ENOMEM;
+    }
+  *ret_repo = repo;
+  *ret_tag = tag;
+  return 0;
+}
+
+int
+docker_parse_size (const char *s, int64_t *ret)
+{
+  while (s && isspace ((unsigned char) *s))
+    s++;
+  if (!s || !*s)
+    {
+      *ret = 0;
+      return 0;
+    }
+  char *end;
+  errno = 0;
+  double v = strtod (s, &end);
+  if (errno || end == s || v < 0 || !isfinite (v))
+    return -EINVAL;
+  double mult = 1;
+  switch (tolower ((unsigned char) *end))
+    {
+    case 'k':
+      mult = 1024.0, end++;
+      break;
+    case 'm':
+      mult = 1024.0 * 1024, end++;
+      break;
+    case 'g':
+      mult = 1024.0 * 1024 * 1024, end++;
+      break;
+    case 't':
+      mult = 1024.0 * 1024 * 1024 * 1024, end++;
+      break;
+    case 'b':
+    case '\0':
+    case ' ':
+      break;
+    default:
+      return -EINVAL;
+    }
+  if (tolower ((unsigned char) *end) == 'b')
+    end++;
+  while (isspace ((unsigned char) *end))
+    end++;
+  if (*end)
+    return -EINVAL;
+  v *= mult;
+  if (v > 9.0e18)
+    return -ERANGE;
+  *ret = (int64_t) v;
+  return 0;
+}
+
+int
+docker_parse_time (const char *s, int64_t *ret)
+{
+  int Y, M, D, h, m, sec, n = 0;
+  if (!s || sscanf (s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &Y, &M, &D, &h, &m, &sec, &n) != 6 || n != 19)
+    return -EINVAL;
+  if (Y <= 1)
+    return -ENOENT;
+  const char *p = s + n;
+  if (*p == '.')
+    {
+      p++;
+      if (!isdigit ((unsigned char) *p))
+        return -EINVAL;
+      while (isdigit ((unsigned char) *p))
+        p++;
+    }
+  int off = 0;
+  if (*p == 'Z')
+    p++;
+  else if (*p == '+' || *p == '-')
+    {
+      int oh, om, k = 0;
+      if (sscanf (p + 1, "%2d:%2d%n", &oh, &om, &k) != 2 || k != 5)
+        return -EINVAL;
+      off = (oh * 60 + om) * 60 * (*p == '+' ? 1 : -1);
+      p += 6;
+    }
+  else
+    return -EINVAL;
+  if (*p || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+    return -EINVAL;
+  struct tm tm = { .tm_year = Y - 1900, .tm_mon = M - 1, .tm_mday = D, .tm_hour = h, .tm_min = m, .tm_sec = sec };
+  time_t t = timegm (&tm);
+  if (t == (time_t) -1)
+    return -EINVAL;
+  *ret = (int64_t) t - off;
+  return 0;
+}
+
+void
+docker_digest (const void *data, size_t len, char out[17])
+{
+  uint64_t h = 0xcbf29ce484222325ULL;
+  const unsigned char *p = data;
+  for (size_t i = 0; i < len; i++)
+    {
+      h ^= p[i];
+      h *= 0x100000001b3ULL;
+    }
+  snprintf (out, 17, "%016llx", (unsigned long long) h);
+}
+
+bool
+docker_env_name_valid (const char *s, size_t len)
+{
+  if (len == 0 || len > 255 || !(isalpha ((unsigned char) s[0]) || s[0] == '_') || !isascii ((unsigned char) s[0]))
+    return false;
+  for (size_t i = 1; i < len; i++)
+    if (!isascii ((unsigned char) s[i]) || !(isalnum ((unsigned char) s[i]) || s[i] == '_'))
+      return false;
+  return true;
+}
+
+int
+docker_version_cmp (const char *a, const char *b)
+{
+  unsigned long ma = 0, na = 0, mb = 0, nb = 0;
+  sscanf (a ? a : "", "%lu.%lu", &ma, &na);
+  sscanf (b ? b : "", "%lu.%lu", &mb, &nb);
+  if (ma != mb)
+    return ma < mb ? -1 : 1;
+  if (na != nb)
+    return na < nb ? -1 : 1;
+  return 0;
+}
