@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* loader.c: modules ($(moduledir), $BERTH_MODULEDIR) and plugins
+   ($XDG_DATA_HOME/berth/plugins/NAME/plugin.yaml).
+
+   Rules (berth-provider(7)): absolute paths only, RTLD_NOW|RTLD_LOCAL,
+   one entry symbol per ABI, ABI number and struct size checked before any
+   callback is used.  A module or plugin that cannot be loaded is recorded
+   in ctx->plugins with a one-line reason and never stops the others.  */
+#include <config.h> /* autoconf: PACKAGE_VERSION */
+
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "loader.h"
+
+#ifndef BERTH_MODULEDIR
+#define BERTH_MODULEDIR "/usr/lib/berth/modules"
+#endif
+
+/* The size of the first ABI-1 layout: appending members stays ABI 1, so
+   a provider built against an older header may be smaller than
+   sizeof (berth_provider_ops), never smaller than this.  */
+#define OPS_MIN_SIZE (offsetof (berth_provider_ops, free_data) + sizeof (void (*) (void *)))
+/* Anything larger than this is not a provider struct.  */
+#define OPS_MAX_SIZE 4096
+#define MAX_STRIP_KEYS 256
+#define MAX_REASON 400
+#define MAX_PLUGINS 256
+#define PLUGIN_YAML "plugin.yaml"
+
+/* ---- validation ---- */
+
+/* A variable name, or a glob of names ("ACME_*"): at least 3 literal
+   characters so that no plugin strips everything (PATH, HOME...).  */
+static bool
+strip_key_is_valid (const char *s)
+{
+  size_t literal = 0, n = 0;
+  if (s == NULL || isdigit ((unsigned char) s[0]))
+    return false;
+  for (const char *p = s; *p; p++, n++)
+    {
+      if (isalnum ((unsigned char) *p) || *p == '_')
+        literal++;
+      else if (*p != '*' && *p != '?')
+        return false;
+    }
+  return literal >= 3 && n <= 128;
+}
+
+BERTH_INTERNAL int
+berth_check_ops (const berth_provider_ops *ops, berth_error **reterr)
+{
+  if (ops == NULL)
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "the entry point returned no provider");
+  if (ops->abi != BERTH_PROVIDER_ABI)
+    return berth_error_set (reterr, BERTH_E_ABI,
+                            "built for provider ABI %u, this berth loads ABI %d: rebuild it against berth %s",
+                            (unsigned) ops->abi, BERTH_PROVIDER_ABI, PACKAGE_VERSION);
+  if (ops->size < OPS_MIN_SIZE || ops->size > OPS_MAX_SIZE)
+    return berth_error_set (reterr, BERTH_E_ABI,
+                            "provider struct size %u is not valid for ABI %d (expected %zu to %d bytes): rebuild it against berth %s",
+                            (unsigned) ops->size, BERTH_PROVIDER_ABI, (size_t) OPS_MIN_SIZE, OPS_MAX_SIZE, PACKAGE_VERSION);
+  if (ops->name == NULL)
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "the provider has no name");
+  if (!berth_name_is_valid (ops->name))
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "provider name '%.64s' is not valid (use [a-z0-9_])", ops->name);
+  if (ops->exec_prefix == NULL && ops->start == NULL)
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s' has neither exec_prefix nor start", ops->name);
+  if (ops->create == NULL || ops->cleanup == NULL)
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s' lacks the required %s callback",
+                            ops->name, ops->create == NULL ? "create" : "cleanup");
+  if (ops->default_cwd && strcmp (ops->default_cwd, "~") != 0 && ops->default_cwd[0] != '/')
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s': default_cwd '%.64s' is neither absolute nor \"~\"",
+                            ops->name, ops->default_cwd);
+  if (ops->strip_env_keys)
+    {
+      size_t i;
+      for (i = 0; ops->strip_env_keys[i]; i++)
+        {
+          if (i >= MAX_STRIP_KEYS)
+            return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s': more than %d strip_env_keys",
+                                    ops->name, MAX_STRIP_KEYS);
+          if (!strip_key_is_valid (ops->strip_env_keys[i]))
+            return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s': strip_env_keys entry '%.64s' is not a variable name or a narrow glob of names",
+                                    ops->name, ops->strip_env_keys[i]);
+        }
+    }
+  return 0;
+}
+
+/* ---- recording ---- */
+
+/* Make MSG one bounded line.  */
+static char *
+one_line (const char *msg)
+{
+  size_t n = strnlen (msg ? msg : "", MAX_REASON);
+  char *s = strndup (msg ? msg : "", n);
+  if (s == NULL)
+    return NULL;
+  for (char *p = s; *p; p++)
+    if (*p == '\n' || *p == '\r' || *p == '\t')
+      *p = ' ';
+  return s;
+}
+
+static berth_plugin_info *
+find_info (berth_ctx *ctx, const char *path)
+{
+  for (size_t i = 0; i < ctx->n_plugins; i++)
+    if (ctx->plugins[i].path && strcmp (ctx->plugins[i].path, path) == 0)
+      return &ctx->plugins[i];
+  return NULL;
+}
+
+static int
+add_info (berth_ctx *ctx, const char *name, const char *path, bool enabled, berth_plugin_info **ret)
+{
+  berth_plugin_info *v = reallocarray (ctx->plugins, ctx->n_plugins + 1, sizeof *v);
+  if (v == NULL)
+    return -ENOMEM;
+  ctx->plugins = v;
+  berth_plugin_info *info = &v[ctx->n_plugins];
+  *info = (berth_plugin_info) { .enabled = enabled };
+  info->name = strdup (name);
+  info->path = strdup (path);
+  if (info->name == NULL || info->path == NULL)
+    {
+      free (info->name);
+      free (info->path);
+      return -ENOMEM;
+    }
+  ctx->n_plugins++;
+  *ret = info;
+  return 0;
+}
+
+static void
+set_status (berth_ctx *ctx, berth_plugin_info *info, bool loaded, const char *status)
+{
+  char *s = one_line (status);
+  if (s == NULL)
+    return;
+  free (info->status);
+  info->status = s;
+  info->loaded = loaded;
+  if (!loaded && strncmp (status, "disabled", 8) != 0)
+    berth_ctx_log (ctx, BERTH_LOG_WARNING, "loader", "%s %s: %s",
+                   berth_plugin_info_is_module (info) ? "module" : "plugin", info->name, s);
+}
+
+static void
+set_error (berth_ctx *ctx, berth_plugin_info *info, berth_error *err)
+{
+  set_status (ctx, info, false, err ? berth_error_message (err) : "failed");
+}
+
+/* dlopen PATH, find and check the entry point and register the provider.
+   On failure returns < 0 with *reterr set and nothing kept.  */
+static int
+load_library (berth_ctx *ctx, const char *path, const char *expect_name, bool is_plugin,
+              const berth_provider_ops **ret_ops, berth_error **reterr)
+{
+  if (path[0] != '/')
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "%s is not an absolute path", path);
+
+  dlerror ();
+  void *dl = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+  if (dl == NULL)
+    {
+      const char *e = dlerror ();
+      return berth_error_set (reterr, BERTH_E_PLUGIN, "cannot load: %s", e ? e : path);
+    }
+
+  dlerror ();
+  void *sym = dlsym (dl, BERTH_PROVIDER_ENTRY);
+  if (sym == NULL)
+    {
+      dlclose (dl);
+      return berth_error_set (reterr, BERTH_E_ABI,
+                              "%s has no %s symbol: not a berth provider, or built for another provider ABI",
+                              path, BERTH_PROVIDER_ENTRY);
+    }
+
+  berth_provider_entry_fn entry;
+  memcpy (&entry, &sym, sizeof entry);
+  const berth_provider_ops *ops = entry ();
+  int r = berth_check_ops (ops, reterr);
+  if (r < 0)
+    {
+      dlclose (dl);
+      return r;
+    }
+  if (expect_name && strcmp (ops->name, expect_name) != 0)
+    {
+      r = berth_error_set (reterr, BERTH_E_PLUGIN, "the library provides '%s' but plugin.yaml names '%s'",
+                           ops->name, expect_name);
+      dlclose (dl);
+      return r;
+    }
+  r = berth_ctx_register (ctx, ops, path, dl, is_plugin, reterr);
+  if (r < 0)
+    {
+      dlclose (dl);
+      return r;
+    }
+  *ret_ops = ops;
+  return 0;
+}
+
+/* ---- modules ---- */
+
+static int
+filter_so (const struct dirent *d)
+{
+  size_t n = strlen (d->d_name);
+  return d->d_name[0] != '.' && n > 3 && strcmp (d->d_name + n - 3, ".so") == 0;
+}
+
+static void
+load_module_dir (berth_ctx *ctx, const char *dir)
+{
+  if (dir[0] != '/')
+    {
+      berth_ctx_log (ctx, BERTH_LOG_WARNING, "loader", "module directory '%s' ignored: not an absolute path", dir);
+      return;
+    }
+  struct dirent **names = NULL;
+  int n = scandir (dir, &names, filter_so, alphasort);
+  if (n < 0)
+    {
+      if (errno != ENOENT && errno != ENOTDIR)
+        berth_ctx_log (ctx, BERTH_LOG_WARNING, "loader", "cannot read module directory %s: %s", dir, strerror (errno));
+      return;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      _cleanup_free_ char *path = berth_strdup_printf ("%s/%s", dir, names[i]->d_name);
+      _cleanup_free_ char *base = strndup (names[i]->d_name, strlen (names[i]->d_name) - 3);
+      free (names[i]);
+      if (path == NULL || base == NULL)
+        continue;
+      if (find_info (ctx, path))
+        continue; /* listed twice in $BERTH_MODULEDIR */
+
+      berth_error *err = NULL;
+      const berth_provider_ops *ops = NULL;
+      int r = load_library (ctx, path, NULL, false, &ops, &err);
+      berth_plugin_info *info = NULL;
+      if (add_info (ctx, r < 0 ? base : ops->name, path, true, &info) == 0)
+        {
+          if (r < 0)
+            set_error (ctx, info, err);
+          else
+            {
+              set_status (ctx, info, true, "loaded");
+              info->description = ops->description ? one_line (ops->description) : NULL;
+            }
+        }
+      else if (r >= 0)
+        berth_ctx_log (ctx, BERTH_LOG_DEBUG, "loader", "module %s loaded", path);
+      berth_error_free (err);
+    }
+  free (names);
+}
+
+BERTH_INTERNAL int
+berth_load_modules (berth_ctx *ctx, const char *dir)
+{
+  const char *env = getenv ("BERTH_MODULEDIR");
+  const char *list = env && *env ? env : dir ? dir : BERTH_MODULEDIR;
+  _cleanup_free_ char *copy = strdup (list);
+  if (copy == NULL)
+    return -ENOMEM;
+  char *save = NULL;
+  for (char *d = strtok_r (copy, ":", &save); d; d = strtok_r (NULL, ":", &save))
+    load_module_dir (ctx, d);
+  ctx->modules_loaded = true;
+  return 0;
+}
+
+/* ---- plugins ---- */
+
+/* Parse "1.2.3" (optionally after ">=") into up to 4 numbers.  */
+static int
+parse_version (const char *s, long v[4])
+{
+  memset (v, 0, 4 * sizeof (long));
+  while (isspace ((unsigned char) *s))
+    s++;
+  if (s[0] == '>' && s[1] == '=')
+    s += 2;
+  while (isspace ((unsigned char) *s))
+    s++;
+  for (int i = 0;; i++)
+    {
+      if (i >= 4 || !isdigit ((unsigned char) *s))
+        return -EINVAL;
+      char *end;
+      errno = 0;
+      v[i] = strtol (s, &end, 10);
+      if (errno || v[i] > 1000000)
+        return -EINVAL;
+      s = end;
+      if (*s == '.')
+        {
+          s++;
+          continue;
+        }
+      break;
+    }
+  while (isspace ((unsigned char) *s))
+    s++;
+  /* A pre-release or build suffix of our own version ("0.2.0-rc1",
+     "0.1.0+git") compares on its numbers.  */
+  return (*s == '\0' || *s == '-' || *s == '+' || *s == '~') ? 0 : -EINVAL;
+}
+
+/* Relative, no "..", no empty components.  */
+static bool
+library_path_ok (const char *lib)
+{
+  if (lib == NULL || lib[0] == '\0' || lib[0] == '/' || strlen (lib) > 255)
+    return false;
+  _cleanup_free_ char *copy = strdup (lib);
+  if (copy == NULL)
+    return false;
+  char *save = NULL;
+  for (char *c = strtok_r (copy, "/", &save); c; c = strtok_r (NULL, "/", &save))
+    if (strcmp (c, "..") == 0 || strcmp (c, ".") == 0)
+      return false;
+  return strstr (lib, "//") == NULL;
+}
+
+static int
+scalar_field (const berth_config *spec, const char *key, bool required, const char **ret, berth_error **reterr)
+{
+  const berth_config *node = berth_config_lookup (spec, key);
+  if (node == NULL)
+    {
+      if (required)
+        return berth_error_set (reterr, BERTH_E_PLUGIN, "plugin.yaml lacks '%s'", key);
+      *ret = NULL;
+      return 0;
+    }
+  const char *s = berth_config_kind (node) == BERTH_CONFIG_SCALAR ? berth_config_scalar (node) : NULL;
+  if (s == NULL || (required && s[0] == '\0'))
+    {
+      const char *where = berth_config_where (node);
+      return berth_error_set (reterr, BERTH_E_PLUGIN, "%s%s'%s' must be a non-empty string",
+                              where ? where : "plugin.yaml", ": ", key);
+    }
+  *ret = s;
+  return 0;
+}
+
+/* Read and check DIR/plugin.yaml; fill INFO's descriptive fields.
+   *ret_library gets the absolute library path (caller frees).  */
+static int
+read_spec (const char *dir, const char *dirname, berth_plugin_info *info, char **ret_library, berth_error **reterr)
+{
+  _cleanup_free_ char *file = berth_strdup_printf ("%s/" PLUGIN_YAML, dir);
+  if (file == NULL)
+    return -ENOMEM;
+  struct stat st;
+  if (stat (file, &st) < 0)
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "no plugin.yaml in %s", dir);
+
+  berth_config *spec = berth_config_new ();
+  if (spec == NULL)
+    return -ENOMEM;
+  berth_error *perr = NULL;
+  int r = berth_config_merge_file (spec, file, true, &perr);
+  if (r < 0)
+    {
+      r = berth_error_set (reterr, BERTH_E_PLUGIN, "malformed plugin.yaml: %s",
+                           perr ? berth_error_message (perr) : file);
+      berth_error_free (perr);
+      berth_config_free (spec);
+      return r;
+    }
+
+  const char *name, *version, *description, *kind, *library, *requires;
+  if ((r = scalar_field (spec, "name", true, &name, reterr)) < 0
+      || (r = scalar_field (spec, "kind", true, &kind, reterr)) < 0
+      || (r = scalar_field (spec, "library", true, &library, reterr)) < 0
+      || (r = scalar_field (spec, "version", false, &version, reterr)) < 0
+      || (r = scalar_field (spec, "description", false, &description, reterr)) < 0
+      || (r = scalar_field (spec, "requires_berth", false, &requires, reterr)) < 0)
+    goto out;
+
+  if (version && (info->version = strndup (version, 64)) == NULL)
+    goto oom;
+  if (description && (info->description = one_line (description)) == NULL)
+    goto oom;
+
+  if (!berth_name_is_valid (name))
+    {
+      r = berth_error_set (reterr, BERTH_E_PLUGIN, "plugin.yaml: name '%.64s' is not valid (use [a-z0-9_])", name);
+      goto out;
+    }
+  if (strcmp (name, dirname) != 0)
+    {
+      r = berth_error_set (reterr, BERTH_E_PLUGIN, "plugin.yaml names '%.64s' but its directory is '%s': they must match",
+                           name, dirname);
+      goto out;
+    }
+  if (berth_name_is_reserved (name))
+    {
+      r = berth_error_set (reterr, BERTH_E_PLUGIN, "plugin '%s' rejected: '%s' is reserved for a built-in backend", name, name);
+      goto out;
+    }
+  if (strcmp (kind, "backend") != 0)
+    {
+      r = berth_error_set (reterr, BERTH_E_PLUGIN, "plugin.yaml: kind '%.32s' is not supported (this berth loads kind: backend)", kind);
+      goto out;
+    }
+  if (requires)
+    {
+      long want[4], have[4];
+      if (parse_version (requires, want) < 0)
+        {
+          r = berth_error_set (reterr, BERTH_E_PLUGIN, "plugin.yaml: requires_berth '%.32s' is not a version like 0.1.0", requires);
+          goto out;
+        }
+      if (parse_version (PACKAGE_VERSION, have) == 0 && memcmp (want, have, sizeof want) != 0)
+        for (int i = 0; i < 4; i++)
+          if (want[i] != have[i])
+            {
+              if (want[i] > have[i])
+                {
+                  r = berth_error_set (reterr, BERTH_E_PLUGIN, "requires berth >= %.32s, this is berth %s: upgrade berth", requires, PACKAGE_VERSION);
+                  goto out;
+                }
+              break;
+            }
+    }
+  if (!library_path_ok (library))
+    {
+      r = berth_error_set (reterr, BERTH_E_PLUGIN, "plugin.yaml: library '%.64s' must be a path inside the plugin directory", library);
+      goto out;
+    }
+  char *lib = berth_strdup_printf ("%s/%s", dir, library);
+  if (lib == NULL)
+    goto oom;
+  *ret_library = lib;
+  r = 0;
+  goto out;
+
+oom:
+  r = -ENOMEM;
+out:
+  berth_config_free (spec);
+  return r;
+}
+
+static int
+filter_dirs (const struct dirent *d)
+{
+  return d->d_name[0] != '.';
+}
+
+BERTH_INTERNAL bool
+berth_plugin_info_is_module (const berth_plugin_info *info)
+{
+  /* Plugins are recorded by directory (named [a-z0-9_]), modules by file.  */
+  size_t n = info->path ? strlen (info->path) : 0;
+  return n > 3 && strcmp (info->path + n - 3, ".so") == 0;
+}
+
+BERTH_INTERNAL char *
+berth_plugins_dir_internal (void)
+{
+  _cleanup_free_ char *data = berth_xdg_dir ("XDG_DATA_HOME", ".local/share");
+  return data ? berth_strdup_printf ("%s/berth/plugins", data) : NULL;
+}
+
+static void
+load_plugin (berth_ctx *ctx, const char *base, const char *dirname, const char *const *enabled)
+{
+  _cleanup_free_ char *dir = berth_strdup_printf ("%s/%s", base, dirname);
+  if (dir == NULL || find_info (ctx, dir))
+    return;
+  bool on = berth_strv_contains (enabled, dirname);
+  berth_plugin_info *info;
+  if (add_info (ctx, dirname, dir, on, &info) < 0)
+    return;
+
+  berth_error *err = NULL;
+  _cleanup_free_ char *library = NULL;
+  struct stat st;
+  if (stat (dir, &st) < 0 || !S_ISDIR (st.st_mode))
+    {
+      if (on)
+        berth_error_set (&err, BERTH_E_PLUGIN, "enabled but not installed: no %s", dir);
+      else
+        berth_error_set (&err, BERTH_E_PLUGIN, "%s is not a directory", dir);
+      set_error (ctx, info, err);
+      berth_error_free (err);
+      return;
+    }
+  if (read_spec (dir, dirname, info, &library, &err) < 0)
+    {
+      if (on)
+        set_error (ctx, info, err);
+      else
+        {
+          _cleanup_free_ char *s = berth_strdup_printf ("disabled; %s", err ? berth_error_message (err) : "invalid");
+          set_status (ctx, info, false, s ? s : "disabled");
+        }
+      berth_error_free (err);
+      return;
+    }
+  if (!on)
+    {
+      set_status (ctx, info, false, "disabled");
+      return;
+    }
+
+  if (stat (library, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      berth_error_set (&err, BERTH_E_PLUGIN, "library %s not found: reinstall the plugin", library);
+      set_error (ctx, info, err);
+      berth_error_free (err);
+      return;
+    }
+  if (st.st_mode & S_IWOTH)
+    {
+      berth_error_set (&err, BERTH_E_PLUGIN, "library %s is writable by anyone: chmod o-w it", library);
+      set_error (ctx, info, err);
+      berth_error_free (err);
+      return;
+    }
+
+  const berth_provider_ops *ops;
+  if (load_library (ctx, library, dirname, true, &ops, &err) < 0)
+    set_error (ctx, info, err);
+  else
+    {
+      set_status (ctx, info, true, "loaded");
+      if (info->description == NULL && ops->description)
+        info->description = one_line (ops->description);
+    }
+  berth_error_free (err);
+}
+
+BERTH_INTERNAL int
+berth_load_plugins (berth_ctx *ctx)
+{
+  _cleanup_free_ char *base = berth_plugins_dir_internal ();
+  if (base == NULL)
+    return -ENOMEM;
+  _cleanup_strv_free_ char **enabled = ctx->config ? berth_config_strv (ctx->config, "plugins.enabled") : NULL;
+
+  struct dirent **names = NULL;
+  int n = scandir (base, &names, filter_dirs, alphasort);
+  if (n < 0)
+    n = 0;
+  for (int i = 0; i < n; i++)
+    {
+      if (i < MAX_PLUGINS)
+        load_plugin (ctx, base, names[i]->d_name, (const char *const *) enabled);
+      free (names[i]);
+    }
+  free (names);
+
+  /* Enabled but absent.  */
+  for (size_t i = 0; enabled && enabled[i]; i++)
+    {
+      if (!berth_name_is_valid (enabled[i]))
+        {
+          berth_ctx_log (ctx, BERTH_LOG_WARNING, "loader", "plugins.enabled: '%s' is not a plugin name", enabled[i]);
+          continue;
+        }
+      load_plugin (ctx, base, enabled[i], (const char *const *) enabled);
+    }
+  return 0;
+}
