@@ -35,7 +35,8 @@
 #define SSH_DEFAULT_CONNECT_TIMEOUT 10
 #define SSH_DEFAULT_PERSIST_NAMED 600
 #define SSH_DEFAULT_PERSIST_THROWAWAY 300
-#define SSH_MUX_CHECK_MS 3000
+#define SSH_MUX_CHECK_MS 2000 /* a master answers in well under 1 ms */
+#define SSH_MUX_RECHECK_MS 500
 #define SSH_CAPTURE_MAX 16384
 
 typedef struct ssh_env
@@ -301,7 +302,7 @@ ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
   if (lockfd < 0)
     return berth_error_errno (reterr, -lockfd, "ssh: cannot lock %s", e->lock_path);
   /* someone else may have started it while we waited */
-  state = berth_ssh_mux_check (e->control_path, SSH_MUX_CHECK_MS, &pid);
+  state = berth_ssh_mux_check (e->control_path, SSH_MUX_RECHECK_MS, &pid);
   if (state == BERTH_SSH_MUX_ALIVE)
     {
       close (lockfd);
@@ -329,8 +330,11 @@ ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
   else if (status != 0)
     {
       why = last_line (out);
-      r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: cannot connect to %s: %s (check that `ssh -o BatchMode=yes%s%s -l %s %s true` works)",
-                           dest, why ? why : "unknown error", e->key ? " -i " : "", e->key ? e->key : "", e->user, e->host);
+      char port[32] = "";
+      if (e->port > 0)
+        snprintf (port, sizeof port, " -p %d", e->port);
+      r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: cannot connect to %s: %s (check that `ssh -o BatchMode=yes%s%s%s -l %s %s true` works)",
+                           dest, why ? why : "unknown error", e->key ? " -i " : "", e->key ? e->key : "", port, e->user, e->host);
     }
   else
     {

@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The ssh backend's exec_prefix and streams against a real sshd: words
+# arrive unchanged (quotes, $, newlines, UTF-8, leading dashes), stdout and
+# stderr stay separate, stdin stays open for long-lived processes.
+. "$(dirname "$0")/ssh-lib.sh"
+
+line=$(b exec-prefix -e px 2>"$TDIR/err"); rc=$?
+check "exec-prefix prints an argv" [ "$rc" = 0 -a -n "$line" ]
+[ "$rc" = 0 ] || diag "rc=$rc $(cat "$TDIR/err")"
+eval "prefix=($line)"
+check "the prefix starts with berth-ssh-exec and carries no secret-looking env" [ "$(basename "${prefix[0]}")" = berth-ssh-exec ]
+
+script=$'printf "<%s>\\n" "$@"; echo "it\'s \\"q\\" $((6*7)) \\$HOME"\necho ünï€😀\nprintf "no newline at end"'
+"${prefix[@]}" bash -c "$script" arg0 "a b" "it's" '$(touch /tmp/pwned)' $'l1\nl2' -n '' >"$TDIR/out" 2>"$TDIR/err"; rc=$?
+expect=$(printf '<a b>\n<it'"'"'s>\n<$(touch /tmp/pwned)>\n<l1\nl2>\n<-n>\n<>\nit'"'"'s "q" 42 $HOME\nünï€😀\nno newline at end')
+check "exec_prefix round-trips quotes, \$, newlines, UTF-8 and dashes" [ "$rc" = 0 ] && [ "$(cat "$TDIR/out")" = "$expect" ]
+[ "$(cat "$TDIR/out")" = "$expect" ] || diag "got: $(cat "$TDIR/out") err: $(cat "$TDIR/err")"
+check "... byte for byte (no newline added)" [ "$(tail -c 3 "$TDIR/out")" = end ]
+check "... nothing was executed on the way" [ ! -e /tmp/pwned ] && ! "${prefix[@]}" test -e /tmp/pwned
+
+"${prefix[@]}" sh -c 'echo out; echo err >&2; exit 3' >"$TDIR/out" 2>"$TDIR/err"; rc=$?
+check "stdout and stderr stay separate, exit status passes" [ "$rc" = 3 -a "$(cat "$TDIR/out")" = out -a "$(cat "$TDIR/err")" = err ]
+
+# a long-lived process keeps stdin open: a line in, the same line out
+coproc CAT { "${prefix[@]}" cat; }
+echo "first line" >&"${CAT[1]}"
+read -r -t 10 l1 <&"${CAT[0]}"
+echo "second ü" >&"${CAT[1]}"
+read -r -t 10 l2 <&"${CAT[0]}"
+exec {CAT[1]}>&-
+wait "$CAT_PID"; rc=$?
+check "a long-lived cat echoes stdin line by line, exits at EOF" [ "$l1" = "first line" -a "$l2" = "second ü" -a "$rc" = 0 ]
+
+# a big stdin passes intact
+head -c 3000000 /dev/urandom > "$TDIR/big"
+"${prefix[@]}" sha256sum < "$TDIR/big" | cut -d' ' -f1 > "$TDIR/sum.remote"
+sha256sum < "$TDIR/big" | cut -d' ' -f1 > "$TDIR/sum.local"
+check "3 MB of binary stdin arrive intact" cmp -s "$TDIR/sum.remote" "$TDIR/sum.local"
+
+# --no-interactive: stdin is not forwarded (ssh -n)
+line=$(b exec-prefix -e px --no-interactive); eval "ni=($line)"
+out=$(echo leaked | "${ni[@]}" cat); rc=$?
+check "--no-interactive does not forward stdin" [ "$rc" = 0 -a -z "$out" ]
+
+# exec-stream: words, not a shell string
+out=$(echo "streamed" | b exec-stream -e px -- sh -c 'cat; printf "%s|" "$@"' x 'a b' '$HOME'); rc=$?
+check "exec-stream runs words unchanged with stdin" [ "$rc" = 0 -a "$out" = "streamed
+a b|\$HOME|" ]
+[ "$rc" = 0 ] || diag "rc=$rc out=$out"
+
+# the session layer over ssh: cwd and exports persist, markers never show
+b exec -e px -- 'cd /tmp && export BERTH_T=persisted' >/dev/null
+out=$(b exec -e px -- 'echo "$PWD $BERTH_T"'); rc=$?
+check "cwd and exported variables persist in a named environment" [ "$rc" = 0 -a "$out" = "/tmp persisted" ]
+out=$(b exec -e px -- 'cd ~ && pwd'); rc=$?
+check "remote ~ is the remote home" [ "$rc" = 0 -a "$out" = "$BERTH_SSHD_HOME" ]
+out=$(printf 'abc' | b exec -e px --stdin - -- 'cat; echo; echo "$((1+1))"'); rc=$?
+check "stdin data reaches the command after the session script" [ "$rc" = 0 -a "$out" = "abc
+2" ]
+
+b rm px >/dev/null
+done_testing

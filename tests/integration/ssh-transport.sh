@@ -1,0 +1,155 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The ssh backend against a real sshd: the multiplexed master (reuse,
+# recovery, isolation between environments, cleanup), transport errors
+# versus command results, timeouts that kill the remote tree, and secrets
+# that never reach an argv.
+. "$(dirname "$0")/ssh-lib.sh"
+
+# ---- basics ----
+out=$(b exec -b ssh -- 'echo "hi $(whoami)"' 2>"$TDIR/err"); rc=$?
+check "exec runs on the remote host as the test user" [ "$rc" = 0 -a "$out" = "hi $BERTH_SSHD_USER" ]
+[ "$rc" = 0 ] || diag "rc=$rc out=$out err=$(cat "$TDIR/err")"
+
+out=$(b exec -b ssh -- pwd); rc=$?
+check "the default cwd is the remote home (~ expanded remotely)" [ "$rc" = 0 -a "$out" = "$BERTH_SSHD_HOME" ]
+
+write_config "$TDIR/nohost.yaml"
+sed -i '/ssh_host\|ssh_user/d' "$TDIR/nohost.yaml"
+"$BERTH" --config "$TDIR/nohost.yaml" exec -b ssh -- true 2>"$TDIR/err"; rc=$?
+check "missing host and user: exit 125 naming ssh_host and ssh_user" [ "$rc" = 125 ] && grep -q 'ssh_host and ssh_user' "$TDIR/err"
+[ "$rc" = 125 ] || diag "rc=$rc $(cat "$TDIR/err")"
+
+# ---- the master: reuse across invocations of a named environment ----
+a0=$(auth_count)
+b exec -e named1 -- true; rc1=$?
+a1=$(auth_count)
+b exec -e named1 -- true; rc2=$?
+b exec -e named1 -- 'echo third' >/dev/null; rc3=$?
+a2=$(auth_count)
+check "a named environment authenticates once" [ "$rc1$rc2$rc3" = 000 -a $((a1 - a0)) = 1 -a "$a2" = "$a1" ]
+[ $((a1 - a0)) = 1 ] && [ "$a2" = "$a1" ] || diag "auths: $a0 $a1 $a2 rcs $rc1 $rc2 $rc3"
+pid1=$(env_master_pid named1)
+check "its master stays up between invocations" [ -n "$pid1" ] && kill -0 "$pid1"
+
+# ---- a sibling to the same destination never touches it ----
+b exec -e named2 -- true; rc=$?
+pid2=$(env_master_pid named2)
+check "a sibling environment gets its own master" [ "$rc" = 0 -a -n "$pid2" -a "$pid2" != "$pid1" ]
+b rm named2; rc=$?
+check "berth rm closes the sibling's master" [ "$rc" = 0 ] && ! kill -0 "$pid2" 2>/dev/null
+check "... and leaves the first environment's master alone" kill -0 "$pid1"
+a3=$(auth_count)
+b exec -e named1 -- true
+check "... which still serves without a new login" [ "$(auth_count)" = "$a3" ]
+
+# throw-away environments close their master at the end
+before=$(masters | wc -l)
+b exec -b ssh -- true; rc=$?
+sleep 0.2
+check "a throw-away environment leaves no master behind" [ "$rc" = 0 -a "$(masters | wc -l)" = "$before" ]
+
+# ---- a dead master is replaced ----
+kill -9 "$pid1"; sleep 0.2
+a4=$(auth_count)
+out=$(b exec -e named1 -- 'echo recovered' 2>"$TDIR/err"); rc=$?
+pid3=$(env_master_pid named1)
+check "a killed master is re-established on the next use" [ "$rc" = 0 -a "$out" = recovered -a "$(auth_count)" = $((a4 + 1)) ]
+[ "$out" = recovered ] || diag "rc=$rc out=$out err=$(cat "$TDIR/err")"
+check "... by a new master process" [ -n "$pid3" -a "$pid3" != "$pid1" ] && kill -0 "$pid3"
+
+# ---- a wedged master is replaced ----
+kill -STOP "$pid3"
+start=$(date +%s%N)
+out=$(timeout 30 "$BERTH" --config "$CFG" exec -e named1 -- 'echo unwedged' 2>"$TDIR/err"); rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+pid4=$(env_master_pid named1)
+check "a wedged master is detected and replaced (${ms} ms)" [ "$rc" = 0 -a "$out" = unwedged -a "$ms" -lt 15000 ]
+[ "$rc" = 0 ] || diag "rc=$rc out=$out err=$(cat "$TDIR/err")"
+check "... and the wedged one is gone" [ -n "$pid4" -a "$pid4" != "$pid3" ] && ! kill -0 "$pid3" 2>/dev/null
+kill -CONT "$pid3" 2>/dev/null
+
+# ---- transport errors versus command results ----
+out=$(b exec -b ssh -- 'echo before; exit 255' 2>"$TDIR/err"); rc=$?
+check "a command exiting 255 is a result" [ "$rc" = 255 -a "$out" = before ] && ! grep -q '^berth:' "$TDIR/err"
+
+write_config "$TDIR/refused.yaml"
+sed -i "s|ssh_key: .*|ssh_key: $BERTH_SSHD_REFUSED_KEY|" "$TDIR/refused.yaml"
+"$BERTH" --config "$TDIR/refused.yaml" exec -b ssh -- true 2>"$TDIR/err"; rc=$?
+check "a refused key is an error (125) with ssh's reason" [ "$rc" = 125 ] && grep -q 'Permission denied' "$TDIR/err"
+[ "$rc" = 125 ] || diag "rc=$rc $(cat "$TDIR/err")"
+
+printf '[%s]:%s %s\n' "$BERTH_SSHD_HOST" "$BERTH_SSHD_PORT" "$(cut -d' ' -f1,2 "$BERTH_SSHD_REFUSED_KEY.pub")" > "$TDIR/bad_known_hosts"
+write_config "$TDIR/hostkey.yaml"
+sed -i "s|UserKnownHostsFile=.*|UserKnownHostsFile=$TDIR/bad_known_hosts|" "$TDIR/hostkey.yaml"
+"$BERTH" --config "$TDIR/hostkey.yaml" exec -b ssh -- true 2>"$TDIR/err"; rc=$?
+check "a changed host key is an error (125), even with accept-new" [ "$rc" = 125 ] && grep -qi 'host key' "$TDIR/err"
+[ "$rc" = 125 ] || diag "rc=$rc $(cat "$TDIR/err")"
+
+# accept-new: an unknown host is learnt on first use
+write_config "$TDIR/tofu.yaml"
+sed -i "s|UserKnownHostsFile=.*|UserKnownHostsFile=$TDIR/new_known_hosts|" "$TDIR/tofu.yaml"
+"$BERTH" --config "$TDIR/tofu.yaml" exec -b ssh -- true 2>"$TDIR/err"; rc=$?
+check "StrictHostKeyChecking=accept-new learns an unknown host" [ "$rc" = 0 ] && [ -s "$TDIR/new_known_hosts" ]
+
+# nothing listening
+freeport=$(( BERTH_SSHD_PORT + 1 ))
+write_config "$TDIR/closed.yaml"
+sed -i "s|ssh_port: .*|ssh_port: $freeport|" "$TDIR/closed.yaml"
+start=$(date +%s)
+"$BERTH" --config "$TDIR/closed.yaml" exec -b ssh -- true 2>"$TDIR/err"; rc=$?
+check "an unreachable host is an error (125) with the reason, at once" [ "$rc" = 125 -a $(( $(date +%s) - start )) -le 5 ] && grep -qi 'refused' "$TDIR/err"
+
+# an unroutable address: bounded by ssh_connect_timeout
+write_config "$TDIR/blackhole.yaml" "ssh_connect_timeout: 2"
+sed -i "s|ssh_host: .*|ssh_host: 10.255.255.1|" "$TDIR/blackhole.yaml"
+start=$(date +%s)
+timeout 60 "$BERTH" --config "$TDIR/blackhole.yaml" exec -b ssh -- true 2>"$TDIR/err"; rc=$?
+el=$(( $(date +%s) - start ))
+check "a silent host fails within the connect timeout (${el}s)" [ "$rc" = 125 -a "$el" -le 8 ]
+[ "$rc" = 125 ] || diag "rc=$rc $(cat "$TDIR/err")"
+
+# sshd stopped: a new environment fails cleanly and fast
+bash "$BERTH_SRCDIR/tests/integration/setup/sshd-stop.sh"
+EXTRA_CLEANUP='bash "$BERTH_SRCDIR/tests/integration/setup/sshd.sh" >/dev/null 2>&1'
+start=$(date +%s)
+timeout 60 "$BERTH" --config "$CFG" exec -b ssh -- true 2>"$TDIR/err"; rc=$?
+el=$(( $(date +%s) - start ))
+check "sshd stopped: error 125 within ConnectTimeout (${el}s)" [ "$rc" = 125 -a "$el" -le 12 ] && grep -q 'cannot connect' "$TDIR/err"
+diag "$(cat "$TDIR/err")"
+bash "$BERTH_SRCDIR/tests/integration/setup/sshd.sh" >/dev/null 2>&1
+EXTRA_CLEANUP=:
+out=$(b exec -b ssh -- 'echo back'); rc=$?
+check "sshd back: commands work again" [ "$rc" = 0 -a "$out" = back ]
+
+# ---- timeouts kill the remote tree ----
+tag=berthto$$
+start=$(date +%s)
+out=$(b exec -b ssh -t 2 -- "sleep 3001 & (setsid sleep 3002 &) ; bash -c 'exec -a $tag sleep 3003'" 2>"$TDIR/err"); rc=$?
+el=$(( $(date +%s) - start ))
+sleep 1
+left=$(remote_ps | grep -E 'sleep 300[123]|'"$tag" || true)
+check "timeout: exit 124 after ~2s (${el}s)" [ "$rc" = 124 -a "$el" -le 6 ]
+check "timeout: no remote process is left (incl. setsid)" [ -z "$left" ]
+[ -z "$left" ] || diag "left: $left"
+
+# ---- env_passthrough: the value reaches the command, never an argv ----
+secret="berth-secret-$$-$RANDOM"
+write_config "$TDIR/pass.yaml" "env_passthrough: [BERTH_TEST_PASS]"
+: > "$TDIR/seen"
+( end=$((SECONDS + 6)); while [ $SECONDS -lt $end ]; do
+    grep -l -a -- "$secret" /proc/[0-9]*/cmdline 2>/dev/null >> "$TDIR/seen"; sleep 0.05; done ) &
+watcher=$!
+out=$(BERTH_TEST_PASS=$secret "$BERTH" --config "$TDIR/pass.yaml" exec -b ssh -- 'sleep 1; echo "v=$BERTH_TEST_PASS"; sleep 1'); rc=$?
+wait $watcher
+check "a passthrough value reaches the remote command" [ "$rc" = 0 -a "$out" = "v=$secret" ]
+check "... and appears in no /proc/*/cmdline" [ ! -s "$TDIR/seen" ]
+[ -s "$TDIR/seen" ] && diag "seen in: $(sort -u "$TDIR/seen" | head -3)"
+
+# ---- cleanup ----
+pid=$(env_master_pid named1)
+b rm named1; rc=$?
+check "berth rm closes the named environment's master" [ "$rc" = 0 ] && ! kill -0 "$pid" 2>/dev/null
+check "no master of ours is left" [ -z "$(masters)" ]
+
+done_testing
