@@ -11,6 +11,7 @@
 
 #include "job.h"
 #include "output.h"
+#include "snapshot.h"
 #include "wrapper.h"
 
 /* After the command reported its exit, output still in flight is read
@@ -75,25 +76,17 @@ script_memfd (const char *script)
   return fd;
 }
 
-static char **
-strip_patterns (berth_env *env)
+/* Names a snapshot never keeps: whatever is stripped from spawned
+   processes, and passthrough values (sent fresh with every command).  */
+static bool
+snapshot_drops (void *userdata, const char *name)
 {
-  berth_ctx *ctx = env->ctx;
-  char **v = berth_strv_new ("BERTH_JOB", NULL);
-  /* The names a snapshot must never carry: credentials, every provider's
-     keys, and passthrough values (sent fresh with each command).  */
-  for (size_t i = 0; v && berth_credential_patterns[i]; i++)
-    berth_strv_push (&v, berth_credential_patterns[i]);
-  for (size_t i = 0; v && i < ctx->n_providers; i++)
-    for (const char *const *k = ctx->providers[i]->ops->strip_env_keys; k && *k; k++)
-      berth_strv_push (&v, *k);
-  for (size_t i = 0; v && env->passthrough && env->passthrough[i]; i++)
-    {
-      _cleanup_free_ char *name = strndup (env->passthrough[i], strcspn (env->passthrough[i], "="));
-      if (name)
-        berth_strv_push (&v, name);
-    }
-  return v;
+  berth_env *env = userdata;
+  size_t n = strlen (name);
+  for (size_t i = 0; env->passthrough && env->passthrough[i]; i++)
+    if (strncmp (env->passthrough[i], name, n) == 0 && env->passthrough[i][n] == '=')
+      return true;
+  return berth_ctx_env_is_stripped (env->ctx, name);
 }
 
 static char *
@@ -124,7 +117,6 @@ berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **r
   size_t max = BERTH_HAS_FIELD (spec, berth_exec_spec, max_bytes) && spec->max_bytes ? spec->max_bytes : (size_t) berth_config_int (cfg, "tool_output.max_bytes", 50000);
   int cancel_fd = BERTH_HAS_FIELD (spec, berth_exec_spec, cancel_fd) && spec->cancel_fd > 0 ? spec->cancel_fd : -1;
   _cleanup_strv_free_ char **prefix = NULL;
-  _cleanup_strv_free_ char **strip = NULL;
   _cleanup_free_ char *script = NULL, *cwd = NULL;
   _cleanup_close_ int script_fd = -1;
   char job_token[33];
@@ -151,14 +143,12 @@ berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **r
     return r;
   use_fd = prefix && (flags & BERTH_PREFIX_PASSES_FDS);
   cwd = resolve_cwd (env, spec->cwd);
-  strip = strip_patterns (env);
   berth_script_spec ss = {
     .command = spec->command,
     .cwd = cwd,
     .snapshot = env->snapshot,
     .job = job_token,
     .exports = (flags & BERTH_PREFIX_PASSES_ENV) ? NULL : (const char *const *) env->passthrough,
-    .strip_patterns = (const char *const *) strip,
   };
   script = berth_script_build (&ss);
   if (script == NULL)
@@ -285,8 +275,8 @@ berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **r
       snprintf (note, sizeof note, "\n[Command timed out after %gs]", timeout);
       append_note (&b, note);
     }
+  res->output_len = b.len;
   res->output = berth_buf_steal (&b);
-  res->output_len = strlen (res->output);
   res->truncated = run.out.overflow;
   res->total_bytes = run.out.total_bytes;
   res->full_output_path = run.out.overflow && run.out.spill_path ? strdup (run.out.spill_path) : NULL;
@@ -305,10 +295,11 @@ berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **r
       free (env->cwd);
       env->cwd = strdup (run.state.cwd);
     }
-  if (!killed && run.state.have_snap)
+  if (!killed && run.state.env)
     {
+      _cleanup_free_ char *kept = berth_snapshot_filter (run.state.env, run.state.env_len, snapshot_drops, env);
       free (env->snapshot);
-      env->snapshot = TAKE_PTR (run.state.snap);
+      env->snapshot = kept ? berth_strdup_printf ("%s%s", kept, run.state.fn ? run.state.fn : "") : NULL;
     }
   res->cwd = env->cwd ? strdup (env->cwd) : NULL;
   res->recreated = env->recreated;

@@ -6,8 +6,8 @@
  * transport's stderr to fd 9 (the state channel), merges the command's
  * stderr into stdout, restores the snapshot of exported state, cds, runs
  * the command with fd 9 closed, and at exit writes NUL-framed records to
- * fd 9: "BERTH:cwd:<path>", "BERTH:snap:<text>", "BERTH:ec:<n>" (and at
- * start "BERTH:pid:<n>").  Nothing the command prints can forge a record:
+ * fd 9: "BERTH:cwd:<path>", "BERTH:env:<export -p>", "BERTH:fn:<functions
+ * and aliases>", "BERTH:ec:<n>" (and at start "BERTH:pid:<n>").  Nothing the command prints can forge a record:
  * the command never sees fd 9.  */
 #ifndef BERTH_WRAPPER_H
 #define BERTH_WRAPPER_H
@@ -26,8 +26,6 @@ typedef struct berth_script_spec
   const char *snapshot;              /* text from the last command, or NULL */
   const char *job;                   /* BERTH_JOB token */
   const char *const *exports;        /* "K=V" exported before the command (passthrough), or NULL */
-  const char *const *strip_patterns; /* globs unset before the snapshot dump */
-  const char *const *keep_names;     /* names exempt from STRIP_PATTERNS */
 } berth_script_spec;
 
 BERTH_INTERNAL char *berth_script_build (const berth_script_spec *spec);
@@ -44,11 +42,13 @@ typedef struct berth_state
 {
   berth_buf raw;    /* unparsed bytes (bounded by BERTH_STATE_MAX) */
   berth_buf diag;   /* text that was not a record (stderr of the transport) */
-  bool have_pid, have_ec, have_cwd, have_snap, overflow;
+  bool have_pid, have_ec, have_cwd, overflow;
   long pid;
   int ec;
   char *cwd;
-  char *snap;
+  char *env; /* export -p, unfiltered */
+  size_t env_len;
+  char *fn; /* declare -f; alias -p */
 } berth_state;
 
 BERTH_INTERNAL int berth_state_feed (berth_state *st, const char *data, size_t len);
