@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # ssh-bench.sh: per-command latency of `berth bench -b ssh` against plain
 # `ssh -o ControlPath=<warm master> host true`, in the same run.
-# Budget (DESIGN 9): median ratio <= 1.2.  Prints one JSON line; exits 1
-# over budget.   N=<commands> (default 50).
+# Budget (DESIGN 9): median ratio <= 1.2.  Prints berth bench's JSON and
+# the verdict; exits 1 over budget.   N=<commands> (default 50).
 set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BERTH=${BERTH:-${BERTH_BUILDDIR:-.}/berth}
@@ -22,22 +22,10 @@ O=(-o BatchMode=yes -o IdentitiesOnly=yes -i "$BERTH_SSHD_KEY" -o UserKnownHosts
    -p "$BERTH_SSHD_PORT" -l "$BERTH_SSHD_USER")
 ssh -M -N -f -o ControlPersist=120 -o ControlPath="$T/cm" "${O[@]}" "$BERTH_SSHD_HOST"
 mpid=$(ssh -O check -o ControlPath="$T/cm" "${O[@]}" "$BERTH_SSHD_HOST" 2>&1 | sed -n 's/.*pid=\([0-9]*\).*/\1/p')
-median_ms () { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-run_baseline () {
-  for _ in $(seq 1 "$N"); do
-    s=$(date +%s%N)
-    ssh -T -o ControlMaster=no -o ControlPath="$T/cm" "${O[@]}" "$BERTH_SSHD_HOST" true
-    echo $(( ($(date +%s%N) - s) / 1000 ))
-  done | median_ms
-}
-# interleave: baseline, berth, baseline (noise on a shared machine)
-base1=$(run_baseline)
-bjson=$("$BERTH" --config "$CFG" bench -b ssh -n "$N" --json)
-base2=$(run_baseline)
-bmed=$(printf '%s' "$bjson" | sed -n 's/.*"median_ms": *\([0-9.]*\).*/\1/p')
-[ -n "$bmed" ] || { echo "ssh-bench: cannot read median_ms from: $bjson" >&2; exit 2; }
-awk -v b1="$base1" -v b2="$base2" -v m="$bmed" 'BEGIN {
-  base = (b1 + b2) / 2000.0;  # us -> ms
-  r = m / base;
-  printf "{\"backend\":\"ssh\",\"berth_median_ms\":%.2f,\"ssh_true_median_ms\":%.2f,\"ratio\":%.3f,\"budget\":1.2,\"ok\":%s}\n", m, base, r, (r <= 1.2 ? "true" : "false");
-  exit (r <= 1.2 ? 0 : 1) }'
+PEER="ssh -T -o ControlMaster=no -o ControlPath=$T/cm ${O[*]} $BERTH_SSHD_HOST true"
+# berth bench interleaves one execute and one peer run, N times each
+out=$("$BERTH" --config "$CFG" bench -b ssh -n "$N" --peer "$PEER" --json)
+ratio=$(printf '%s' "$out" | sed -n 's/.*"ratio_median":\([0-9.]*\).*/\1/p')
+[ -n "$ratio" ] || { echo "ssh-bench: no ratio_median in: $out" >&2; exit 2; }
+echo "$out"
+awk -v r="$ratio" 'BEGIN { printf "ssh-bench: median ratio %.3f (budget 1.2): %s\n", r, (r <= 1.2 ? "ok" : "OVER BUDGET"); exit (r <= 1.2 ? 0 : 1) }'

@@ -59,5 +59,12 @@ out=$(printf 'abc' | b exec -e px --stdin - -- 'cat; echo; echo "$((1+1))"'); rc
 check "stdin data reaches the command after the session script" [ "$rc" = 0 -a "$out" = "abc
 2" ]
 
+# a remote cwd that vanished falls back (with a note), never wedges
+b exec -e px -- 'mkdir -p ~/gone && cd ~/gone' >/dev/null
+b exec -e px -- 'rmdir ~/gone' >/dev/null
+out=$(b exec -e px -- 'pwd' 2>&1); rc=$?
+check "a vanished remote cwd falls back instead of wedging" [ "$rc" = 0 ] && printf '%s' "$out" | grep -q "^$BERTH_SSHD_HOME\$"
+[ "$rc" = 0 ] || diag "rc=$rc out=$out"
+
 b rm px >/dev/null
 done_testing

@@ -122,6 +122,34 @@ EXTRA_CLEANUP=:
 out=$(b exec -b ssh -- 'echo back'); rc=$?
 check "sshd back: commands work again" [ "$rc" = 0 -a "$out" = back ]
 
+# ---- the user's ssh setup keeps working: agent keys, ProxyCommand ----
+if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
+  agent_env=$(ssh-agent -s)
+  agent_pid=$(printf '%s' "$agent_env" | sed -n 's/.*SSH_AGENT_PID=\([0-9]*\).*/\1/p')
+  EXTRA_CLEANUP="kill $agent_pid 2>/dev/null"
+  agent_sock=$(printf '%s' "$agent_env" | sed -n 's/.*SSH_AUTH_SOCK=\([^;]*\);.*/\1/p')
+  SSH_AUTH_SOCK=$agent_sock ssh-add -q "$BERTH_SSHD_KEY"
+  cat > "$TDIR/agent.yaml" <<YAML
+terminal:
+  ssh_host: $BERTH_SSHD_HOST
+  ssh_port: $BERTH_SSHD_PORT
+  ssh_user: $BERTH_SSHD_USER
+  ssh_options:
+    - UserKnownHostsFile=$BERTH_SSHD_KNOWN_HOSTS
+    - ProxyCommand=ssh -o BatchMode=yes -o UserKnownHostsFile=$BERTH_SSHD_KNOWN_HOSTS -p $BERTH_SSHD_PORT -l $BERTH_SSHD_USER -W %h:%p $BERTH_SSHD_HOST
+YAML
+  a5=$(auth_count)
+  out=$(SSH_AUTH_SOCK=$agent_sock "$BERTH" --config "$TDIR/agent.yaml" exec -b ssh -- 'echo agent-ok' 2>"$TDIR/err"); rc=$?
+  check "no ssh_key: the agent's key and a ProxyCommand are used" [ "$rc" = 0 -a "$out" = agent-ok -a "$(auth_count)" = $((a5 + 2)) ]
+  [ "$rc" = 0 ] || diag "rc=$rc $(cat "$TDIR/err")"
+  out=$(SSH_AUTH_SOCK= "$BERTH" --config "$TDIR/agent.yaml" exec -b ssh -- true 2>"$TDIR/err"); rc=$?
+  check "... and without the agent that is a clear error" [ "$rc" = 125 ] && grep -q 'Permission denied' "$TDIR/err"
+  kill "$agent_pid"
+  EXTRA_CLEANUP=:
+else
+  not_ok "ssh-agent is missing (openssh-client)"
+fi
+
 # ---- timeouts kill the remote tree ----
 tag=berthto$$
 start=$(date +%s)
