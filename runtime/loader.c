@@ -151,8 +151,11 @@ set_status (berth_ctx *ctx, berth_plugin_info *info, bool loaded, const char *st
   free (info->status);
   info->status = s;
   info->loaded = loaded;
+  /* Debug (BERTH_DEBUG=loader), not a warning: every command would
+     repeat it on stderr.  The reason is in `berth plugins list`, `berth
+     doctor` and the error for an unknown backend (berth_ctx_find_plugin). */
   if (!loaded && strncmp (status, "disabled", 8) != 0)
-    berth_ctx_log (ctx, BERTH_LOG_WARNING, "loader", "%s %s: %s",
+    berth_ctx_log (ctx, BERTH_LOG_DEBUG, "loader", "%s %s: %s",
                    berth_plugin_info_is_module (info) ? "module" : "plugin", info->name, s);
 }
 

@@ -19,6 +19,22 @@ berth_ctx_next_plugin (berth_ctx *ctx, size_t *cursor)
   return &ctx->plugins[(*cursor)++];
 }
 
+BERTH_EXPORT const berth_plugin_info *
+berth_ctx_find_plugin (berth_ctx *ctx, const char *name)
+{
+  const berth_plugin_info *found = NULL;
+  for (size_t i = 0; ctx && name && i < ctx->n_plugins; i++)
+    if (ctx->plugins[i].name && strcmp (ctx->plugins[i].name, name) == 0)
+      {
+        /* Prefer the one that loaded, then a plugin over a module.  */
+        if (ctx->plugins[i].loaded)
+          return &ctx->plugins[i];
+        if (found == NULL || !berth_plugin_info_is_module (&ctx->plugins[i]))
+          found = &ctx->plugins[i];
+      }
+  return found;
+}
+
 BERTH_EXPORT const char *
 berth_plugin_name (const berth_plugin_info *p)
 {

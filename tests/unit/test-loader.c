@@ -322,6 +322,14 @@ test_good_plugins_load (void **state)
   assert_string_equal (berth_plugin_status (p), "disabled");
   assert_null (berth_ctx_find_provider (ctx, "idle"));
 
+  /* Lookup by name, for "unknown backend" errors.  */
+  assert_ptr_equal (berth_ctx_find_plugin (ctx, "idle"), p);
+  assert_null (berth_ctx_find_plugin (ctx, "nonexistent"));
+  p = berth_ctx_find_plugin (ctx, "dupe"); /* the module loaded, not the plugin */
+  assert_true (berth_plugin_loaded (p) && berth_plugin_is_module (p));
+  p = berth_ctx_find_plugin (ctx, "bad_abi"); /* the plugin record over the module's */
+  assert_false (berth_plugin_is_module (p));
+
   /* The provider list names the plugins like built-ins.  */
   const char *names = berth_ctx_provider_names (ctx);
   assert_non_null (strstr (names, "goodplug"));

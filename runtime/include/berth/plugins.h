@@ -22,6 +22,10 @@ typedef struct berth_plugin_info berth_plugin_info; /* borrowed from its ctx */
    in name order after modules: *cursor starts at 0; NULL at the end.  */
 BERTH_EXPORT const berth_plugin_info *berth_ctx_next_plugin (berth_ctx *ctx, size_t *cursor);
 
+/* The record of the plugin (or module) named NAME, or NULL: lets an
+   "unknown backend" error say why (e.g. "disabled", or its reason).  */
+BERTH_EXPORT const berth_plugin_info *berth_ctx_find_plugin (berth_ctx *ctx, const char *name);
+
 /* The provider name, or the directory/file name when it could not be read. */
 BERTH_EXPORT const char *berth_plugin_name (const berth_plugin_info *p);
 BERTH_EXPORT const char *berth_plugin_version (const berth_plugin_info *p);     /* or NULL */
