@@ -1,0 +1,169 @@
+#!/bin/bash
+# contract.sh: the environment contract (DESIGN 3.2), written once and run
+# against every backend.  Usage: contract.sh BACKEND
+#   BERTH              the berth binary
+#   BERTH_CONFIG       config for the backend (ssh host, image...), optional
+#   BERTH_TEST_ARGS    extra `berth exec` options (e.g. --image IMG), optional
+# Commands run in the environment must only need bash and coreutils-like
+# tools that busybox also has (the docker test image is busybox + bash).
+. "$(dirname "${BASH_SOURCE[0]}")/../integration/libtest.sh"
+BACKEND=${1:?usage: contract.sh BACKEND}
+read -r -a EXTRA <<<"${BERTH_TEST_ARGS:-}"
+berth_test_home
+command -v jq >/dev/null || skip_all "jq is not installed"
+TAG=c$$
+
+bx () { "$BERTH" exec -b "$BACKEND" "${EXTRA[@]}" "$@"; }
+# bj [exec options] -- COMMAND: the JSON result
+bj () { bx --json "$@"; }
+out () { jq -j .output <<<"$1"; }
+field () { jq -r ".$2" <<<"$1"; }
+
+probe=$("$BERTH" backends --json | jq -r ".[] | select(.name == \"$BACKEND\") | .status + \": \" + (.reason // \"\")")
+case $probe in
+  ready*) ;;
+  "") skip_all "no backend named $BACKEND in this build" ;;
+  *) skip_all "$BACKEND is not ready here: $probe" ;;
+esac
+
+# --- basics (scenarios 17-20, 25) ---
+r=$(bj -- 'echo hello')
+is "$(out "$r")" "hello" "echo hello"
+is "$(field "$r" exit_code)" 0 "echo exits 0"
+is "$(field "$r" backend)" "$BACKEND" "the result names its backend"
+ok "the result names its environment" test -n "$(field "$r" env)"
+is "$(field "$(bj -- 'exit 42')" exit_code)" 42 "exit 42 is a result"
+is "$(field "$(bj -- '(exit 42)')" exit_code)" 42 "(exit 42) is a result"
+r=$(bj -- 'echo out; echo err >&2; echo out2')
+is "$(out "$r")" $'out\nerr\nout2' "stderr is merged, in order"
+is "$(field "$(bj -- 'no_such_command_berth')" exit_code)" 127 "unknown command exits 127"
+r=$(bj -- 'seq 1 1000')
+is "$(out "$r" | wc -l | tr -d ' ')" 1000 "seq 1 1000 gives 1000 lines"
+is "$(out "$r" | head -n1)$(out "$r" | tail -n1)" "11000" "first 1, last 1000"
+is "$(out "$(bj -- 'printf abc')")" "abc" "output without a trailing newline stays that way"
+r=$(bj -- "cat <<'H_EOF'
+body line
+H_EOF")
+is "$(out "$r")" "body line" "heredoc prints its body and nothing of the wrapper"
+
+# --- markers cannot be forged (scenarios 9-11) ---
+r=$(bj -- 'printf "\0BERTH:cwd:/etc\0BERTH:ec:9\0"; printf "__HERMES_CWD_x__/etc__HERMES_CWD_x__\n"; printf "BERTH:ec:7\n"; true' | tr -d '\0')
+is "$(field "$r" exit_code)" 0 "look-alike state records change nothing (exit code)"
+ok "look-alike state records change nothing (cwd)" test "$(field "$r" cwd)" != /etc
+like "$(out "$r" | tr -d "\\0")" "*BERTH:ec:7*" "look-alike text stays in the output"
+
+# --- cwd (21, 29) ---
+r=$(bj -C /tmp -- 'pwd')
+is "$(out "$r")" "/tmp" "-C /tmp runs there"
+N=ct$TAG
+bj -e "$N" -- "mkdir -p /tmp/berth-$TAG/a/b && cd /tmp/berth-$TAG/a" >/dev/null
+r=$(bj -e "$N" -- 'pwd')
+is "$(out "$r")" "/tmp/berth-$TAG/a" "cd persists in a named environment"
+is "$(field "$r" cwd)" "/tmp/berth-$TAG/a" "the result reports the cwd"
+bj -e "$N" -- "cd b" >/dev/null
+bj -e "$N" -- "rm -rf /tmp/berth-$TAG/a" >/dev/null
+r=$(bj -e "$N" -- 'pwd')
+is "$(field "$r" exit_code)" 0 "a vanished cwd does not wedge the environment"
+like "$(out "$r")" "*no longer exists*/tmp/berth-$TAG*" "it falls back to the nearest ancestor with a note"
+bj -e "$N" -- "rm -rf /tmp/berth-$TAG" >/dev/null
+
+# --- exported state (15, 16) ---
+E=st$TAG
+bj -e "$E" -- 'export KEEP=works; UNEXP=gone; f_berth() { echo "fn $1"; }; alias al_berth="echo aliased"; set -e; set -u' >/dev/null
+r=$(bj -e "$E" -- 'echo "${KEEP:-} ${UNEXP:-unset}"; f_berth x; al_berth; false; echo "$UNDEFINED_BERTH_X" after')
+is "$(out "$r")" $'works unset\nfn x\naliased\n after' "exported vars, functions and aliases persist; unexported and set -e/-u do not"
+bj -e "$E" -- 'export N_BERTH=0' >/dev/null
+for i in $(seq 1 50); do bj -e "$E" -- 'export N_BERTH=$((N_BERTH + 1))' >/dev/null; done
+is "$(out "$(bj -e "$E" -- 'echo $N_BERTH')")" 50 "50 sequential commands in one named environment keep state"
+bj -e "iso1$TAG" -- 'export LEAK_BERTH=1' >/dev/null
+is "$(out "$(bj -e "iso2$TAG" -- 'echo ${LEAK_BERTH:-unset}')")" unset "two environments do not share state"
+ok "a throw-away environment does not see a named one" test "$(out "$(bj -- 'echo ${LEAK_BERTH:-unset}')")" = unset
+
+# --- stdin (22) ---
+r=$(printf 'hello from stdin\n' | bx --json --stdin - -- cat)
+is "$(out "$r")" "hello from stdin" "stdin reaches the command"
+r=$(printf 'a\nb\nc\n' | bx --json --stdin - -- 'wc -l')
+is "$(out "$r" | tr -d ' ')" 3 "wc -l counts stdin lines"
+is "$(out "$(bj -- 'cat; echo done')")" "done" "no stdin means EOF, not a hang"
+
+# --- timeouts and interrupts (23, 24, 30) ---
+T=to$TAG
+start=$SECONDS
+r=$(bj -e "$T" -t 1 -- "echo partial; setsid bash -c 'exec -a berth-canary-$TAG sleep 300' >/dev/null 2>&1 & bash -c 'exec -a berth-canary-$TAG sleep 300' & sleep 60")
+is "$(field "$r" exit_code)" 124 "timeout exits 124"
+is "$(field "$r" timed_out)" true "timed_out is set"
+like "$(out "$r")" "partial*\[Command timed out after 1s\]" "partial output and the timeout note"
+ok "timeout returns promptly" test $((SECONDS - start)) -lt 15
+canaries () { bj -e "$T" -- "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -o 'berth-canar[y]-$TAG' | wc -l"; }
+is "$(out "$(canaries)" | tr -d ' ')" 0 "the whole tree is killed where it runs, setsid escapees included"
+is "$(out "$(bj -e "$T" -- 'echo next')")" next "the next command works after a timeout"
+"$BERTH" exec -b "$BACKEND" "${EXTRA[@]}" --json -- 'sleep 30' >"$TEST_TMP/int.json" & pid=$!
+sleep 2; kill -INT $pid; wait $pid
+r=$(cat "$TEST_TMP/int.json")
+is "$(field "$r" exit_code)" 130 "an interrupt exits 130"
+like "$(out "$r")" "*\[Command interrupted\]*" "with the interrupt note"
+
+# --- background children (26) ---
+start=$(date +%s%N)
+r=$(bj -- 'sleep 100 & echo started')
+el=$(( ($(date +%s%N) - start) / 1000000 ))
+is "$(out "$r")" started "a background child does not hang execute"
+ok "… and it returns promptly (${el} ms)" test "$el" -lt 3000
+start=$(date +%s%N)
+bj -- 'setsid sleep 100 >/dev/null 2>&1 & disown' >/dev/null
+el=$(( ($(date +%s%N) - start) / 1000000 ))
+ok "setsid … & disown returns promptly (${el} ms)" test "$el" -lt 3000
+
+# --- output cap, spill, UTF-8 (31, 32) ---
+r=$(bj -- 'i=0; while [ $i -lt 2000 ]; do echo "line $i ................................................"; i=$((i+1)); done')
+is "$(field "$r" truncated)" true "output over the cap is truncated"
+like "$(out "$r")" "line 0 *\[OUTPUT TRUNCATED - * chars omitted out of * total\]*line 1999*" "head 40 % / tail 60 % with the note"
+spill=$(field "$r" full_output_path)
+ok "the full output goes to a spill file" test -f "$spill"
+is "$(stat -c %a "$spill" 2>/dev/null)" 600 "the spill file is 0600"
+is "$(wc -l <"$spill" | tr -d ' ')" 2000 "the spill file has every line"
+r=$(bj -- 'printf "ok \377\376 end\n"')
+is "$(out "$r")" "ok �� end" "invalid UTF-8 becomes U+FFFD"
+r=$(bj -- 'i=0; s=; while [ $i -lt 4095 ]; do s="${s}a"; i=$((i+1)); done; printf "%s€\n" "$s"')
+like "$(out "$r")" "*a€" "a multibyte character split across reads stays whole"
+
+# --- bounded memory (DESIGN 9) ---
+if [ -x /usr/bin/time ]; then
+  rss=$( { /usr/bin/time -f '%M' "$BERTH" exec -b "$BACKEND" "${EXTRA[@]}" --json -- 'head -c 100000000 /dev/zero | tr "\0" a' >"$TEST_TMP/big.json"; } 2>&1 | tail -n1)
+  is "$(jq -r .output_total_bytes "$TEST_TMP/big.json")" 100000000 "100 MB of output is counted"
+  ok "… with bounded memory (${rss} KiB RSS < 32 MiB)" test "${rss:-999999}" -lt 32768
+  rm -f "$(jq -r .full_output_path "$TEST_TMP/big.json")"
+else
+  ok "/usr/bin/time is installed for the memory check" false
+fi
+
+# --- secrets (DESIGN 10) ---
+r=$(OPENAI_API_KEY=sk-berth-secret GH_TOKEN=ghp-berth bx --json -- 'echo "${OPENAI_API_KEY:-stripped} ${GH_TOKEN:-stripped}"')
+is "$(out "$r")" "stripped stripped" "credentials are stripped from the environment"
+mkdir -p "$XDG_CONFIG_HOME/berth"
+cfg=$TEST_TMP/pass.yaml
+{ [ -n "${BERTH_CONFIG:-}" ] && cat "$BERTH_CONFIG"; } >"$cfg"
+if grep -q '^terminal:' "$cfg"; then
+  sed -i 's/^terminal:/terminal:\n  env_passthrough: [BERTH_PASS_TOKEN]/' "$cfg"
+else
+  printf 'terminal:\n  env_passthrough: [BERTH_PASS_TOKEN]\n' >>"$cfg"
+fi
+P=pt$TAG
+r=$(BERTH_CONFIG=$cfg BERTH_PASS_TOKEN='v a$l"ue' "$BERTH" exec -b "$BACKEND" "${EXTRA[@]}" -e "$P" --json -- 'echo "$BERTH_PASS_TOKEN"; export OTHER_SECRET=x')
+is "$(out "$r")" 'v a$l"ue' "an allow-listed variable reaches the command intact"
+ok "… and is never written to the snapshot" bash -c "! grep -rq 'v a' '$XDG_STATE_HOME/berth/envs/$P'"
+ok "snapshot files are 0600" bash -c "[ -z \"\$(find '$XDG_STATE_HOME/berth' -type f ! -perm 600)\" ]"
+ok "the state directory is 0700" test "$(stat -c %a "$XDG_STATE_HOME/berth/envs/$P")" = 700
+
+# --- exec_prefix (3.2) ---
+X=xp$TAG
+bj -e "$X" -- true >/dev/null
+mapfile -t prefix < <("$BERTH" exec-prefix -b "$BACKEND" -e "$X" --json | jq -r '.[]')
+script=$'printf "%s|" "$1" "$2"; echo; echo "quotes \' \\" dollar $HOME_NOT_EXPANDED_BERTH ü"'
+got=$("${prefix[@]}" bash -c "$script" _ "a b" '$(echo no) `x` ; *' </dev/null)
+is "$got" $'a b|$(echo no) `x` ; *|\nquotes \' " dollar  ü' "exec_prefix passes words through unchanged"
+got=$(printf 'line1\nline2\n' | "${prefix[@]}" cat)
+is "$got" $'line1\nline2' "a long-lived cat echoes stdin through exec_prefix"
+
+for n in "$N" "$E" "iso1$TAG" "iso2$TAG" "$T" "$P" "$X"; do "$BERTH" rm "$n" >/dev/null 2>&1; done
+done_testing
