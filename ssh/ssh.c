@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -609,6 +610,43 @@ out:
   return 0;
 }
 
+/* Stale control sockets in the fallback directory (masters of long
+   runtime paths that died without cleanup): unlinked with their lock and
+   pid files.  Live masters expire by themselves (ControlPersist).  */
+static int
+ssh_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr)
+{
+  char dir[64];
+  struct dirent *de;
+  DIR *d;
+  int removed = 0;
+
+  snprintf (dir, sizeof dir, "/tmp/berth-ssh-%lu", (unsigned long) geteuid ());
+  d = opendir (dir);
+  if (d == NULL)
+    return 0;
+  while ((de = readdir (d)) != NULL)
+    {
+      char path[128], extra[160];
+      struct stat st;
+      if (strlen (de->d_name) != 16 || strspn (de->d_name, "0123456789abcdef") != 16)
+        continue;
+      snprintf (path, sizeof path, "%s/%s", dir, de->d_name);
+      if (lstat (path, &st) < 0 || !S_ISSOCK (st.st_mode) || st.st_uid != geteuid ())
+        continue;
+      if (berth_ssh_mux_check (path, 500, NULL) != BERTH_SSH_MUX_ABSENT)
+        continue;
+      if (unlink (path) == 0)
+        removed++;
+      snprintf (extra, sizeof extra, "%s.pid", path);
+      unlink (extra);
+      snprintf (extra, sizeof extra, "%s.lock", path);
+      unlink (extra);
+    }
+  closedir (d);
+  return removed;
+}
+
 static const char ssh_setup[] =
   "The ssh backend runs commands on a remote host with the system OpenSSH client.\n"
   "  1. apt install openssh-client (on this host)\n"
@@ -633,6 +671,7 @@ const berth_provider_ops berth_ssh_provider = {
   .create = ssh_create,
   .exec_prefix = ssh_exec_prefix,
   .cleanup = ssh_cleanup,
+  .gc = ssh_gc,
   .free_data = ssh_env_free,
 };
 

@@ -174,6 +174,17 @@ check "a passthrough value reaches the remote command" [ "$rc" = 0 -a "$out" = "
 check "... and appears in no /proc/*/cmdline" [ ! -s "$TDIR/seen" ]
 [ -s "$TDIR/seen" ] && diag "seen in: $(sort -u "$TDIR/seen" | head -3)"
 
+# ---- a runtime directory too long for a socket path ----
+long=$TDIR/run-$(printf 'x%.0s' $(seq 1 90))
+mkdir -p -m 0700 "$long"
+out=$(XDG_RUNTIME_DIR=$long "$BERTH" --config "$CFG" exec -e longpath -- 'echo long-ok' 2>"$TDIR/err"); rc=$?
+fb=$(ls /tmp/berth-ssh-"$(id -u)"/ 2>/dev/null | grep -E '^[0-9a-f]{16}$' | head -1)
+check "a long runtime dir falls back to a short private socket path" [ "$rc" = 0 -a "$out" = long-ok -a -n "$fb" ]
+[ "$rc" = 0 ] || diag "rc=$rc $(cat "$TDIR/err")"
+fbpid=$(cat /tmp/berth-ssh-"$(id -u)"/"$fb".pid 2>/dev/null)
+XDG_RUNTIME_DIR=$long "$BERTH" --config "$CFG" rm longpath; rc=$?
+check "... and berth rm closes that master too" [ "$rc" = 0 -a -n "$fbpid" ] && ! kill -0 "$fbpid" 2>/dev/null && [ ! -e /tmp/berth-ssh-"$(id -u)"/"$fb" ]
+
 # ---- cleanup ----
 pid=$(env_master_pid named1)
 b rm named1; rc=$?
