@@ -29,7 +29,18 @@ search_path (const char *name)
   if (name == NULL || *name == '\0')
     return NULL;
   if (strchr (name, '/') != NULL)
-    return access (name, X_OK) == 0 ? realpath (name, NULL) : NULL;
+    {
+      /* Keep the name (a `singularity` link to apptainer behaves as
+         singularity); make it absolute without resolving links.  */
+      char cwd[PATH_MAX], *abs = NULL;
+      if (access (name, X_OK) < 0)
+        return NULL;
+      if (name[0] == '/')
+        return strdup (name);
+      if (getcwd (cwd, sizeof cwd) == NULL || asprintf (&abs, "%s/%s", cwd, name) < 0)
+        return NULL;
+      return abs;
+    }
   if (path == NULL || *path == '\0')
     path = "/usr/local/bin:/usr/bin:/bin";
   for (p = path;; p = colon + 1)
@@ -43,11 +54,12 @@ search_path (const char *name)
         {
           if (stat (cand, &st) == 0 && S_ISREG (st.st_mode) && access (cand, X_OK) == 0)
             {
-              /* Keep the name it was found under (a `singularity` link to
-                 apptainer behaves as singularity), but absolute.  */
+              /* Keep the name it was found under, but absolute.  */
               if (cand[0] != '/')
                 {
-                  char *abs = realpath (cand, NULL);
+                  char cwd[PATH_MAX], *abs = NULL;
+                  if (getcwd (cwd, sizeof cwd) == NULL || asprintf (&abs, "%s/%s", cwd, cand) < 0)
+                    abs = NULL;
                   free (cand);
                   return abs;
                 }
