@@ -158,7 +158,7 @@ node_equal (const berth_config *a, const berth_config *b)
   if (a->kind != b->kind || a->n_items != b->n_items)
     return false;
   if (a->kind == BERTH_CONFIG_SCALAR)
-    return a->null == b->null && strcmp (a->scalar, b->scalar) == 0;
+    return a->null == b->null && (a->null || strcmp (a->scalar, b->scalar) == 0);
   for (size_t i = 0; i < a->n_items; i++)
     {
       if ((a->items[i]->key == NULL) != (b->items[i]->key == NULL))
@@ -926,51 +926,53 @@ schema_validate (berth_config *root, berth_error **reterr)
 
 /* ---- merge ---- */
 
-static int
-compare_keys_indirect (const void *a, const void *b)
+typedef struct merge_index
 {
-  const berth_config *const *x = a, *const *y = b;
-  return strcmp ((*x)->key, (*y)->key);
+  const char *key;
+  size_t pos;
+} merge_index;
+
+static int
+compare_merge_index (const void *a, const void *b)
+{
+  return strcmp (((const merge_index *) a)->key, ((const merge_index *) b)->key);
 }
 
-/* Merge the members of SRC (emptied) into the mapping DST.  */
+/* Merge the members of SRC (emptied) into the mapping DST: a sorted index
+   of DST's keys keeps this O(n log n) for wide mappings.  */
 static int
 node_merge (berth_config *dst, berth_config *src)
 {
-  _cleanup_free_ berth_config **index = NULL;
+  _cleanup_free_ merge_index *index = NULL;
   size_t n_index = dst->n_items;
   if (n_index > 0)
     {
       index = malloc (n_index * sizeof *index);
       if (index == NULL)
         return -ENOMEM;
-      memcpy (index, dst->items, n_index * sizeof *index);
-      qsort (index, n_index, sizeof *index, compare_keys_indirect);
+      for (size_t i = 0; i < n_index; i++)
+        index[i] = (merge_index){ dst->items[i]->key, i };
+      qsort (index, n_index, sizeof *index, compare_merge_index);
     }
   for (size_t i = 0; i < src->n_items; i++)
     {
       berth_config *c = src->items[i];
-      berth_config key = { .key = c->key };
-      berth_config *kp = &key;
-      berth_config **found = n_index ? bsearch (&kp, index, n_index, sizeof *index, compare_keys_indirect) : NULL;
+      merge_index want = { c->key, 0 };
+      merge_index *found = n_index ? bsearch (&want, index, n_index, sizeof *index, compare_merge_index) : NULL;
+      berth_config **d = found ? &dst->items[found->pos] : NULL;
       int r;
-      if (found && (*found)->kind == BERTH_CONFIG_MAPPING && c->kind == BERTH_CONFIG_MAPPING)
+      if (d && (*d)->kind == BERTH_CONFIG_MAPPING && c->kind == BERTH_CONFIG_MAPPING)
         {
-          r = node_merge (*found, c);
+          r = node_merge (*d, c);
           if (r < 0)
             return r;
           continue;
         }
-      if (found)
+      if (d)
         {
-          for (size_t j = 0; j < dst->n_items; j++)
-            if (dst->items[j] == *found)
-              {
-                node_free (dst->items[j]);
-                dst->items[j] = c;
-                break;
-              }
-          *found = c;
+          node_free (*d);
+          *d = c;
+          found->key = c->key;
         }
       else if ((r = node_append (dst, c)) < 0)
         return r;
@@ -1581,13 +1583,13 @@ tree_set (berth_config *root, char **comps, size_t n, berth_config *value)
         }
       if (c && c->kind == BERTH_CONFIG_SCALAR)
         {
-          for (size_t i = 0; i < x->n_items; i++)
-            if (x->items[i] == c)
-              {
-                node_remove (x, i);
-                break;
-              }
-          c = NULL;
+          /* A scalar where a section is needed becomes an empty one, in
+             its place.  */
+          free (c->scalar);
+          c->scalar = NULL;
+          c->null = false;
+          c->kind = BERTH_CONFIG_MAPPING;
+          c->style = YAML_BLOCK_MAPPING_STYLE;
         }
       if (c == NULL)
         {
@@ -1606,19 +1608,15 @@ tree_set (berth_config *root, char **comps, size_t n, berth_config *value)
   return 0;
 }
 
-/* Does TEXT read back with COMPS equal to VALUE?  */
+/* Does TEXT read back as the tree EXPECTED?  */
 static bool
-edit_reads_back (const char *name, const char *text, char **comps, size_t n, const berth_config *value)
+edit_reads_back (const char *name, const char *text, const berth_config *expected)
 {
   berth_config *tree = NULL;
-  const berth_config *x;
   bool ok;
   if (parse_yaml (name, text, strlen (text), false, &tree, NULL) < 0)
     return false;
-  x = tree;
-  for (size_t k = 0; x && k < n; k++)
-    x = node_child (x, comps[k], strlen (comps[k]));
-  ok = x && node_equal (x, value);
+  ok = node_equal (tree, expected);
   node_free (tree);
   return ok;
 }
@@ -1651,7 +1649,7 @@ berth_config_set_in_file (const char *file, const char *path, const char *value,
   _cleanup_free_ char *edited = NULL;
   _cleanup_free_ char *pathcopy = NULL;
   _cleanup_strv_free_ char **comps = NULL;
-  berth_config *newval = NULL, *tree = NULL, *check = NULL;
+  berth_config *newval = NULL, *tree = NULL, *check = NULL, *expected = NULL, *copy = NULL;
   berth_buf vbuf = { 0 };
   size_t len = 0, n;
   mode_t mode = 0600;
@@ -1714,8 +1712,17 @@ berth_config_set_in_file (const char *file, const char *path, const char *value,
         x = c;
       }
   }
+  /* The tree the new file must read back as.  */
+  r = parse_yaml (file, text, len, false, &expected, reterr);
+  if (r >= 0)
+    r = parse_set_value (value, &copy, reterr);
+  if (r >= 0)
+    r = tree_set (expected, comps, n, copy);
+  if (r < 0)
+    goto out;
+
   r = edit_in_place (text, len, tree, comps, n, vbuf.data, &edited);
-  if (r == 0 && !edit_reads_back (file, edited, comps, n, newval))
+  if (r == 0 && !edit_reads_back (file, edited, expected))
     {
       free (edited);
       edited = NULL;
@@ -1725,19 +1732,14 @@ berth_config_set_in_file (const char *file, const char *path, const char *value,
     {
       /* Rewrite the whole file from the tree (comments are lost).  */
       berth_buf out = { 0 };
-      berth_config *copy = NULL;
-      r = parse_set_value (value, &copy, NULL);
-      if (r >= 0)
-        r = tree_set (tree, comps, n, copy);
-      if (r >= 0)
-        r = tree->n_items ? render_block (&out, tree, 0, false) : 0;
+      r = expected->n_items ? render_block (&out, expected, 0, false) : 0;
       if (r >= 0)
         r = berth_buf_puts (&out, "\n");
       if (r >= 0)
         edited = berth_buf_steal (&out);
       else
         berth_buf_free (&out);
-      if (r >= 0 && !edit_reads_back (file, edited, comps, n, newval))
+      if (r >= 0 && !edit_reads_back (file, edited, expected))
         r = berth_error_set (reterr, BERTH_E_CONFIG, "%s: cannot set %s to %.128s", file, path, value);
     }
   if (r < 0)
@@ -1780,6 +1782,7 @@ out:
   berth_buf_free (&vbuf);
   node_free (newval);
   node_free (tree);
+  node_free (expected);
   node_free (check);
   return r < 0 ? r : 0;
 }
