@@ -18,7 +18,8 @@
  *   workspace    writable bind (read-only for the restricted profile)
  *   binds        operator binds, in order
  *   sockets      every UNIX socket under /run (docker, podman, containerd,
- *                systemd, D-Bus...) and $SSH_AUTH_SOCK covered by an empty file
+ *                systemd, D-Bus...), /var/tmp, /var/lib, $HOME (3 levels)
+ *                and $SSH_AUTH_SOCK covered by an empty file
  *   hides        credential stores, the state directory: an empty read-only
  *                tmpfs (directories) or empty file (others), only where they
  *                exist, so no mount point is ever created on the host
@@ -129,8 +130,10 @@ remount_tree_legacy (const char *dest, unsigned long add)
       if (mount (NULL, target, NULL, MS_REMOUNT | MS_BIND | flags | add, NULL) < 0)
         {
           /* A mount hidden under another one is reported by path but
-             cannot be reached; only the visible top matters.  */
-          if (errno == EINVAL || errno == ENOENT)
+             cannot be reached; only the visible top matters.  EACCES: the
+             path cannot even be looked up by the jail's root (a directory
+             of an unmapped owner), so neither can any jailed command.  */
+          if (errno == EINVAL || errno == ENOENT || errno == EACCES)
             continue;
           die_step (JAIL_STEP_MOUNT, errno, "cannot remount %s read-only", target);
         }
@@ -146,7 +149,11 @@ bind_tree (int srcfd, const char *dest, bool ro)
 {
   if (!legacy_mode)
     {
-      struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0) };
+      /* Private: a clone stays in its source's peer group (a slave of the
+         host), and a mount made later on the host would show up in the
+         jail, writable.  */
+      struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0),
+                                 .propagation = MS_PRIVATE };
       int t = open_tree (srcfd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
       if (t < 0)
         die_step (JAIL_STEP_MOUNT, errno, "cannot clone the mount tree for %s", dest);
@@ -162,6 +169,7 @@ bind_tree (int srcfd, const char *dest, bool ro)
     char src[64];
     snprintf (src, sizeof src, OLDROOT "/proc/self/fd/%d", srcfd);
     xmount (src, dest, NULL, MS_BIND | MS_REC, NULL);
+    xmount (NULL, dest, NULL, MS_REC | MS_PRIVATE, NULL);
     remount_tree_legacy (dest, MS_NOSUID | MS_NODEV | (ro ? MS_RDONLY : 0));
   }
 }
@@ -349,6 +357,8 @@ mask_with_empty_file (const char *dest)
   xmount (NULL, dest, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
+static unsigned n_socket_masks;
+
 /* Cover every UNIX socket below DIR (inside /newroot), DEPTH levels.  */
 static void
 mask_sockets (const char *dir, int depth, const char *skip)
@@ -369,7 +379,7 @@ mask_sockets (const char *dir, int depth, const char *skip)
       p = xasprintf ("%s/%s", dir, e->d_name);
       if (lstat (p, &sb) == 0)
         {
-          if (S_ISSOCK (sb.st_mode))
+          if (S_ISSOCK (sb.st_mode) && n_socket_masks++ < 512)
             mask_with_empty_file (p);
           else if (S_ISDIR (sb.st_mode))
             mask_sockets (p, depth - 1, skip);
@@ -533,6 +543,21 @@ jail_setup_mounts (const struct jail_opts *o, bool legacy)
         free (p);
       }
   }
+  /* Other usual homes of daemon sockets (a read-only mount does not stop
+     connect(2)).  Sockets created on the host later, elsewhere, are not
+     covered: see the backend documentation.  */
+  mask_sockets (NEWROOT "/var/tmp", 3, NULL);
+  mask_sockets (NEWROOT "/var/lib", 3, NULL);
+  if (o->home && o->home[0] == '/' && strcmp (o->home, "/") != 0)
+    {
+      char buf[PATH_MAX];
+      if (realpath (o->home, buf))
+        {
+          char *p = in_newroot (buf);
+          mask_sockets (p, 3, NULL);
+          free (p);
+        }
+    }
   if (ssh_sock)
     {
       char *p = in_newroot (ssh_sock);
@@ -546,7 +571,10 @@ jail_setup_mounts (const struct jail_opts *o, bool legacy)
   for (size_t i = 0; i < n_hides; i++)
     hide (hides[i]);
 
-  /* 9. Drop the host tree and the base.  */
+  /* 9. Nothing mounted on the host from now on reaches the jail; drop the
+     host tree and the base.  */
+  if (mount (NULL, NEWROOT, NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    die_step (JAIL_STEP_MOUNT, errno, "cannot make the jail's mounts private");
   if (mount (NULL, OLDROOT, NULL, MS_REC | MS_PRIVATE, NULL) < 0 || umount2 (OLDROOT, MNT_DETACH) < 0)
     die_step (JAIL_STEP_MOUNT, errno, "cannot detach the host tree");
   if (chdir (NEWROOT) < 0)

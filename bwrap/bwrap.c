@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bwrap.c: the bwrap backend -- commands run on this host inside a
+ * persistent, fail-closed jail built natively by the berth-jail helper
+ * (namespaces, mounts, capabilities, seccomp; no dependency on the bwrap
+ * binary).  The name is the Python agent's.
+ *
+ * One jail per environment: create starts it (`berth-jail create`), every
+ * command joins it through exec_prefix (`berth-jail exec --state DIR --`),
+ * so /tmp, background processes and exported state persist between the
+ * commands of an environment and two environments never see each other.
+ * Throw-away jails die with the berth process that made them; named ones
+ * keep running until `berth rm`, and are re-created (reported in the
+ * result) if they died.  */
+#include "config.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <berth/provider.h>
+
+#define PROFILES "restricted, workspace or network"
+#define WORKSPACE_FILE "bwrap-workspace"
+
+typedef struct bwrap_data
+{
+  char *state;
+} bwrap_data;
+
+static void
+bwrap_free_data (void *data)
+{
+  bwrap_data *d = data;
+  if (d)
+    {
+      free (d->state);
+      free (d);
+    }
+}
+
+static bool
+valid_profile (const char *p)
+{
+  return strcmp (p, "restricted") == 0 || strcmp (p, "workspace") == 0 || strcmp (p, "network") == 0;
+}
+
+static const char *
+profile_of (const berth_config *cfg)
+{
+  return berth_config_string (cfg, "terminal.bwrap_profile", "network");
+}
+
+/* A limit: a non-negative integer, 0 disables it.  */
+static int
+read_limit (const berth_config *cfg, const char *key, int64_t def, int64_t *ret, berth_error **reterr)
+{
+  const char *s = berth_config_string (cfg, key, NULL);
+  char *end;
+  long long v;
+  if (s == NULL)
+    {
+      *ret = def;
+      return 0;
+    }
+  errno = 0;
+  v = strtoll (s, &end, 10);
+  if (*s == '\0' || *end != '\0' || errno != 0 || v < 0)
+    return berth_error_set (reterr, BERTH_E_CONFIG, "%s: '%s' is not a non-negative integer (0 disables the limit)", key, s);
+  *ret = v;
+  return 0;
+}
+
+static int
+push (char ***argv, const char *s)
+{
+  return berth_strv_push (argv, s);
+}
+
+static int
+push_int (char ***argv, int64_t v)
+{
+  char buf[32];
+  snprintf (buf, sizeof buf, "%lld", (long long) v);
+  return push (argv, buf);
+}
+
+static char *
+expand_home (const char *p)
+{
+  const char *home = getenv ("HOME");
+  char *r;
+  if (p && p[0] == '~' && (p[1] == '\0' || p[1] == '/') && home)
+    {
+      if (asprintf (&r, "%s%s", home, p + 1) < 0)
+        return NULL;
+      return r;
+    }
+  return p ? strdup (p) : NULL;
+}
+
+/* terminal.bwrap_binds: a list of {src, dest, readonly} (dest defaults to
+   src, readonly to true) or of "SRC[:DEST[:ro|rw]]" strings.  */
+static int
+add_binds (const berth_config *cfg, char ***argv, berth_error **reterr)
+{
+  const berth_config *node = berth_config_lookup (cfg, "terminal.bwrap_binds");
+  size_t n;
+  if (node == NULL)
+    return 0;
+  if (berth_config_kind (node) != BERTH_CONFIG_SEQUENCE)
+    return berth_error_set (reterr, BERTH_E_CONFIG, "%s: terminal.bwrap_binds must be a list of {src, dest, readonly}", berth_config_where (node));
+  n = berth_config_count (node);
+  for (size_t i = 0; i < n; i++)
+    {
+      const berth_config *item = berth_config_item (node, i);
+      char *src = NULL, *dest = NULL;
+      bool ro = true;
+      int r;
+      if (berth_config_kind (item) == BERTH_CONFIG_SCALAR)
+        {
+          char *spec = strdup (berth_config_scalar (item)), *c1, *c2 = NULL;
+          if (spec == NULL)
+            return berth_error_errno (reterr, ENOMEM, "out of memory");
+          c1 = strchr (spec, ':');
+          if (c1)
+            {
+              *c1++ = '\0';
+              c2 = strchr (c1, ':');
+              if (c2)
+                *c2++ = '\0';
+            }
+          if (c2 && strcmp (c2, "rw") == 0)
+            ro = false;
+          else if (c2 && strcmp (c2, "ro") != 0)
+            {
+              free (spec);
+              return berth_error_set (reterr, BERTH_E_CONFIG, "%s: bind mode must be ro or rw", berth_config_where (item));
+            }
+          src = expand_home (spec);
+          dest = expand_home (c1 && *c1 ? c1 : spec);
+          free (spec);
+        }
+      else if (berth_config_kind (item) == BERTH_CONFIG_MAPPING)
+        {
+          const char *s = berth_config_string (item, "src", NULL);
+          const char *d = berth_config_string (item, "dest", NULL);
+          if (s == NULL || *s == '\0')
+            return berth_error_set (reterr, BERTH_E_CONFIG, "%s: a bind needs src", berth_config_where (item));
+          ro = berth_config_bool (item, "readonly", true);
+          src = expand_home (s);
+          dest = expand_home (d && *d ? d : s);
+        }
+      else
+        return berth_error_set (reterr, BERTH_E_CONFIG, "%s: a bind is {src, dest, readonly} or \"src:dest:ro\"", berth_config_where (item));
+      if (src == NULL || dest == NULL)
+        r = -ENOMEM;
+      else if (src[0] != '/' || dest[0] != '/')
+        {
+          r = berth_error_set (reterr, BERTH_E_CONFIG, "%s: bind paths must be absolute (%s -> %s)", berth_config_where (item), src, dest);
+          free (src);
+          free (dest);
+          return r;
+        }
+      else
+        r = (push (argv, ro ? "--ro-bind-to" : "--bind-to") < 0 || push (argv, src) < 0 || push (argv, dest) < 0) ? -ENOMEM : 0;
+      free (src);
+      free (dest);
+      if (r < 0)
+        return berth_error_errno (reterr, ENOMEM, "out of memory");
+    }
+  return 0;
+}
+
+static char *
+parent_dir (const char *p)
+{
+  char *c = strdup (p), *r;
+  if (c == NULL)
+    return NULL;
+  r = strdup (dirname (c));
+  free (c);
+  return r;
+}
+
+/* What the workspace is: recorded on first creation, so a re-created jail
+   of a named environment keeps its workspace whatever the cwd became.  */
+static char *
+workspace_for (berth_env *env, const char *state)
+{
+  char path[4200], buf[4096];
+  FILE *f;
+  const char *cwd;
+  char here[4096];
+  snprintf (path, sizeof path, "%s/" WORKSPACE_FILE, state);
+  f = fopen (path, "re");
+  if (f)
+    {
+      char *ok = fgets (buf, sizeof buf, f);
+      fclose (f);
+      if (ok && buf[0] == '/')
+        {
+          buf[strcspn (buf, "\n")] = '\0';
+          return strdup (buf);
+        }
+    }
+  cwd = berth_env_cwd (env);
+  if (cwd == NULL || *cwd == '\0')
+    cwd = berth_config_string (berth_env_config (env), "terminal.cwd", NULL);
+  if (cwd == NULL || *cwd == '\0' || strcmp (cwd, ".") == 0)
+    cwd = getcwd (here, sizeof here);
+  return expand_home (cwd);
+}
+
+static void
+record_workspace (const char *state, const char *ws)
+{
+  char path[4200];
+  FILE *f;
+  snprintf (path, sizeof path, "%s/" WORKSPACE_FILE, state);
+  f = fopen (path, "wxe");
+  if (f)
+    {
+      fprintf (f, "%s\n", ws);
+      fclose (f);
+    }
+}
+
+/* A one-line reason from the helper's output.  */
+static const char *
+helper_reason (char *out)
+{
+  char *p = out ? out : (char *) "";
+  size_t n;
+  if (strncmp (p, "berth-jail: ", 12) == 0)
+    p += 12;
+  n = strlen (p);
+  while (n > 0 && (p[n - 1] == '\n' || p[n - 1] == ' '))
+    p[--n] = '\0';
+  return *p ? p : "berth-jail failed without a message";
+}
+
+/* The jail's init gets a minimal environment: nothing secret in it.  */
+static char **
+helper_environ (void)
+{
+  static const char *const keep[] = { "HOME", "PATH", "SSH_AUTH_SOCK", "XDG_RUNTIME_DIR", "LANG", NULL };
+  char **envp = berth_strv_new (NULL);
+  for (size_t i = 0; envp && keep[i]; i++)
+    {
+      const char *v = getenv (keep[i]);
+      char *kv;
+      if (v == NULL || asprintf (&kv, "%s=%s", keep[i], v) < 0)
+        continue;
+      berth_strv_push (&envp, kv);
+      free (kv);
+    }
+  return envp;
+}
+
+static int
+bwrap_create (berth_env *env, berth_error **reterr)
+{
+  const berth_config *cfg = berth_env_config (env);
+  const char *profile = profile_of (cfg);
+  const char *state = berth_env_state_dir (env);
+  int64_t mem, cpu, procs;
+  char **argv = NULL, **envp = NULL, **hides = NULL, *helper = NULL, *ws = NULL, *out = NULL, *envs_dir = NULL, *run_dir = NULL;
+  int r, status = 0;
+  bwrap_data *d;
+
+  /* Everything is validated before anything is created.  */
+  if (!valid_profile (profile))
+    return berth_error_set (reterr, BERTH_E_CONFIG, "terminal.bwrap_profile: unknown profile '%s' (expected " PROFILES ")", profile);
+  if ((r = read_limit (cfg, "terminal.bwrap_memory_mb", 256, &mem, reterr)) < 0
+      || (r = read_limit (cfg, "terminal.bwrap_cpu_seconds", 30, &cpu, reterr)) < 0
+      || (r = read_limit (cfg, "terminal.bwrap_max_procs", 256, &procs, reterr)) < 0)
+    return r;
+  if (state == NULL)
+    return berth_error_set (reterr, BERTH_E_ENV, "bwrap: the environment has no state directory");
+
+  helper = berth_helper_path ("berth-jail");
+  ws = workspace_for (env, state);
+  envs_dir = parent_dir (state);
+  run_dir = berth_env_runtime_dir (env) ? parent_dir (berth_env_runtime_dir (env)) : NULL;
+  argv = berth_strv_new (helper, "create", "--state", state, "--profile", profile, NULL);
+  if (helper == NULL || ws == NULL || envs_dir == NULL || argv == NULL)
+    {
+      r = berth_error_errno (reterr, ENOMEM, "out of memory");
+      goto out;
+    }
+  if (ws[0] != '/')
+    {
+      r = berth_error_set (reterr, BERTH_E_ENV, "bwrap: the working directory %s is not an absolute path", ws);
+      goto out;
+    }
+  if (push (&argv, "--workspace") < 0 || push (&argv, ws) < 0 || push (&argv, "--memory-mb") < 0 || push_int (&argv, mem) < 0
+      || push (&argv, "--cpu-seconds") < 0 || push_int (&argv, cpu) < 0 || push (&argv, "--max-procs") < 0
+      || push_int (&argv, procs) < 0
+      /* Every environment's state (snapshots) and runtime sockets.  */
+      || push (&argv, "--hide") < 0 || push (&argv, envs_dir) < 0
+      || (run_dir && (push (&argv, "--hide") < 0 || push (&argv, run_dir) < 0)))
+    {
+      r = berth_error_errno (reterr, ENOMEM, "out of memory");
+      goto out;
+    }
+  if ((r = add_binds (cfg, &argv, reterr)) < 0)
+    goto out;
+  hides = berth_config_strv (cfg, "terminal.bwrap_hide");
+  for (size_t i = 0; hides && hides[i]; i++)
+    {
+      char *h = expand_home (hides[i]);
+      if (h == NULL || h[0] != '/')
+        {
+          r = berth_error_set (reterr, BERTH_E_CONFIG, "terminal.bwrap_hide: %s is not an absolute path", hides[i]);
+          free (h);
+          goto out;
+        }
+      r = push (&argv, "--hide") < 0 || push (&argv, h) < 0 ? -ENOMEM : 0;
+      free (h);
+      if (r < 0)
+        {
+          r = berth_error_errno (reterr, ENOMEM, "out of memory");
+          goto out;
+        }
+    }
+  /* A throw-away jail dies with this process.  */
+  if (!berth_env_is_persistent (env) && (push (&argv, "--owner-pid") < 0 || push_int (&argv, getpid ()) < 0))
+    {
+      r = berth_error_errno (reterr, ENOMEM, "out of memory");
+      goto out;
+    }
+
+  envp = helper_environ ();
+  r = berth_run_capture ((const char *const *) argv, (const char *const *) envp, NULL, 30.0, 16384, &out, &status, reterr);
+  if (r < 0)
+    goto out;
+  if (status != 0)
+    {
+      r = berth_error_set (reterr, BERTH_E_UNAVAILABLE, "bwrap: cannot confine commands, refusing to run them: %s", helper_reason (out));
+      goto out;
+    }
+  record_workspace (state, ws);
+  if (out && strncmp (out, "recreated", 9) == 0)
+    berth_env_mark_recreated (env);
+
+  d = calloc (1, sizeof *d);
+  if (d == NULL || (d->state = strdup (state)) == NULL)
+    {
+      free (d);
+      r = berth_error_errno (reterr, ENOMEM, "out of memory");
+      goto out;
+    }
+  berth_env_set_data (env, d);
+  r = 0;
+out:
+  berth_strv_free (argv);
+  berth_strv_free (envp);
+  berth_strv_free (hides);
+  free (helper);
+  free (ws);
+  free (out);
+  free (envs_dir);
+  free (run_dir);
+  return r;
+}
+
+static int
+bwrap_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
+{
+  bwrap_data *d = berth_env_get_data (env);
+  char *helper;
+  char **argv;
+  if (user && *user)
+    return berth_error_set (reterr, ENOTSUP, "bwrap: running as another user (%s) is not supported", user);
+  if (d == NULL)
+    return berth_error_set (reterr, BERTH_E_ENV, "bwrap: the jail was not created");
+  helper = berth_helper_path ("berth-jail");
+  if (helper == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  /* Interactive runs keep the session for job control; TIOCSTI and
+     TIOCLINUX stay blocked by the seccomp filter either way.  */
+  argv = interactive ? berth_strv_new (helper, "exec", "--state", d->state, "--keep-session", "--", NULL)
+                     : berth_strv_new (helper, "exec", "--state", d->state, "--", NULL);
+  free (helper);
+  if (argv == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  *ret_argv = argv;
+  *ret_flags = BERTH_PREFIX_PASSES_ENV | BERTH_PREFIX_PASSES_FDS;
+  return 0;
+}
+
+static int
+run_helper (const char *verb, const char *state, berth_error **reterr)
+{
+  char *helper = berth_helper_path ("berth-jail"), *out = NULL;
+  const char *argv[] = { helper, verb, "--state", state, NULL };
+  int status = 0, r;
+  if (helper == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  r = berth_run_capture (argv, NULL, NULL, 30.0, 8192, &out, &status, reterr);
+  if (r >= 0 && status != 0)
+    r = berth_error_set (reterr, BERTH_E_BACKEND, "bwrap: berth-jail %s: %s", verb, helper_reason (out));
+  free (helper);
+  free (out);
+  return r;
+}
+
+static int
+bwrap_cleanup (berth_env *env, bool remove, berth_error **reterr)
+{
+  const char *state = berth_env_state_dir (env);
+  /* A named environment keeps its jail (and its /tmp and background
+     processes) between invocations until it is removed.  */
+  if (berth_env_is_persistent (env) && !remove)
+    return 0;
+  if (state == NULL)
+    return 0;
+  return run_helper ("destroy", state, reterr);
+}
+
+static int
+bwrap_probe (const berth_config *cfg, char **ret_reason)
+{
+  const char *profile = profile_of (cfg);
+  char *helper, *out = NULL;
+  int status = 0, r;
+  if (!valid_profile (profile))
+    {
+      if (asprintf (ret_reason, "terminal.bwrap_profile: unknown profile '%s' (expected " PROFILES ")", profile) < 0)
+        *ret_reason = NULL;
+      return BERTH_PROBE_NEEDS_SETUP;
+    }
+  helper = berth_helper_path ("berth-jail");
+  if (helper == NULL)
+    return BERTH_PROBE_UNAVAILABLE;
+  if (access (helper, X_OK) < 0)
+    {
+      if (asprintf (ret_reason, "the berth-jail helper is missing (%s): reinstall berth", helper) < 0)
+        *ret_reason = NULL;
+      free (helper);
+      return BERTH_PROBE_UNAVAILABLE;
+    }
+  {
+    const char *argv[] = { helper, "probe", strcmp (profile, "network") == 0 ? "--network" : NULL, NULL };
+    r = berth_run_capture (argv, NULL, NULL, 2.0, 8192, &out, &status, NULL);
+  }
+  free (helper);
+  if (r < 0)
+    {
+      *ret_reason = strdup ("berth-jail probe did not finish within 2 s");
+      free (out);
+      return BERTH_PROBE_UNAVAILABLE;
+    }
+  if (status != 0)
+    {
+      *ret_reason = strdup (helper_reason (out));
+      free (out);
+      return BERTH_PROBE_UNAVAILABLE;
+    }
+  free (out);
+  return BERTH_PROBE_READY;
+}
+
+static int
+bwrap_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
+{
+  char *reason = NULL, *helper = berth_helper_path ("berth-jail");
+  int p;
+  fn (userdata, "berth-jail helper", helper && access (helper, X_OK) == 0, helper, "reinstall berth (the helper lives in its libexec directory)");
+  fn (userdata, "terminal.bwrap_profile", valid_profile (profile_of (cfg)), profile_of (cfg), "use " PROFILES);
+  p = bwrap_probe (cfg, &reason);
+  fn (userdata, "trial jail (namespaces, mounts, seccomp)", p == BERTH_PROBE_READY, reason ? reason : "a jail was built, ran a command and was torn down",
+      "see the reason; on Ubuntu 24.04+ allow user namespaces for berth-jail with an AppArmor profile");
+  free (reason);
+  free (helper);
+  return 0;
+}
+
+const berth_provider_ops berth_bwrap_provider = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "bwrap",
+  .display_name = "Host jail (bwrap)",
+  .description = "commands run on this host in a persistent jail: read-only host, writable workspace, private /tmp, no credentials",
+  .env_description = "Commands run on the user's machine inside a sandbox: the host filesystem is read-only except the "
+                     "working directory, /tmp is private, credential stores are hidden and (unless the profile is "
+                     "network) there is no network.  File tools must go through the terminal.",
+  .flags = BERTH_FLAG_SUPPORTS_STREAMS | BERTH_FLAG_CLEANUP_STOPS_PROCESSES,
+  .probe = bwrap_probe,
+  .doctor = bwrap_doctor,
+  .setup_instructions = "The bwrap backend needs unprivileged user namespaces: sysctl -w user.max_user_namespaces=15000 "
+                        "(Debian: also kernel.unprivileged_userns_clone=1; Ubuntu 24.04+: an AppArmor profile granting "
+                        "`userns,` to berth-jail, or kernel.apparmor_restrict_unprivileged_userns=0).  Inside a container "
+                        "it needs --security-opt seccomp=unconfined and an unmasked /proc.",
+  .create = bwrap_create,
+  .exec_prefix = bwrap_exec_prefix,
+  .cleanup = bwrap_cleanup,
+  .free_data = bwrap_free_data,
+};
+
+BERTH_PROVIDER_EXPORT (berth_bwrap_provider)

@@ -1,0 +1,61 @@
+#!/bin/bash
+# bwrap-jail.sh: the berth-jail helper driven directly -- the escape canary
+# suite, profiles, persistence, lifetime and fail-closed reasons -- as the
+# caller and, when the caller is root, again as an unprivileged user
+# (setpriv to nobody).  TAP.
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/bwrap-lib.sh"
+
+for f in "$JAIL" "$CANARY"; do
+  if [ ! -x "$f" ]; then
+    echo "1..0 # SKIP $f is not built"
+    must_work && exit 1
+    exit 77
+  fi
+done
+if ! out=$("$JAIL" probe 2>&1); then
+  if must_work; then
+    echo "not ok - berth-jail probe: $out"
+    echo "1..1"
+    exit 1
+  fi
+  echo "1..0 # SKIP the jail cannot run here: $out"
+  exit 77
+fi
+
+# run_pass LABEL CMD...: forward a pass's TAP lines, counting them.
+run_pass ()
+{
+  local label=$1 line
+  shift
+  while IFS= read -r line; do
+    case $line in
+      "ok - "*) t_count=$((t_count + 1)); echo "ok - [$label] ${line#ok - }" ;;
+      "not ok - "*) t_count=$((t_count + 1)); t_failed=$((t_failed + 1)); echo "not ok - [$label] ${line#not ok - }" ;;
+      *) echo "$line" ;;
+    esac
+  done < <("$@" 2>&1)
+}
+
+run_pass "$(id -un)" bash "$here/bwrap-canaries.sh"
+
+if [ "$(id -u)" = 0 ]; then
+  if command -v setpriv >/dev/null; then
+    # The unprivileged pass needs the helpers readable by nobody.
+    bin=$(mktemp -d /var/tmp/berth-bwrap-bin.XXXXXX)
+    chmod 755 "$bin"
+    cp "$JAIL" "$CANARY" "$bin/"
+    [ -x "$DENYNS" ] && cp "$DENYNS" "$bin/"
+    cp "$here/bwrap-lib.sh" "$here/bwrap-canaries.sh" "$bin/"
+    chmod -R a+rX "$bin"
+    run_pass nobody setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+      env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/nonexistent CI="${CI:-}" BERTH_TEST_MUST_WORK="${BERTH_TEST_MUST_WORK:-}" \
+      BERTH_JAIL="$bin/berth-jail" BERTH_CANARY="$bin/test-bwrap-canary" BERTH_DENYNS="$bin/test-bwrap-denyns" \
+      bash "$bin/bwrap-canaries.sh"
+    rm -rf "$bin"
+  else
+    skip_or_fail "unprivileged pass" "setpriv(1) is missing"
+  fi
+fi
+t_done
