@@ -46,6 +46,9 @@ struct berth_ctx
   bool modules_loaded;
 };
 
+/* builtin.c: NULL-terminated */
+BERTH_INTERNAL extern const berth_provider_ops *const berth_builtin_providers[];
+
 /* registry.c */
 BERTH_INTERNAL int berth_ctx_register (berth_ctx *ctx, const berth_provider_ops *ops, const char *origin, void *dl, bool is_plugin, berth_error **reterr);
 BERTH_INTERNAL bool berth_name_is_reserved (const char *name);

@@ -209,6 +209,12 @@ add_valid (berth_output *o, const char *data, size_t len)
     return berth_buf_append (&o->head, data, len);
   if (!o->overflow)
     {
+      /* Fill the head up to the cap, then switch.  */
+      size_t room = o->max - o->head.len;
+      if (berth_buf_append (&o->head, data, room) < 0)
+        return -ENOMEM;
+      data += room;
+      len -= room;
       /* First overflow: everything so far goes to the spill file, the
          head shrinks to 40 % (on a character boundary), the rest of what
          we hold seeds the tail.  */

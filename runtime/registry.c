@@ -9,41 +9,6 @@
 
 #include "berth-private.h"
 
-#ifdef BERTH_BUILTIN_LOCAL
-extern const berth_provider_ops berth_local_provider;
-#endif
-#ifdef BERTH_BUILTIN_BWRAP
-extern const berth_provider_ops berth_bwrap_provider;
-#endif
-#ifdef BERTH_BUILTIN_DOCKER
-extern const berth_provider_ops berth_docker_provider;
-#endif
-#ifdef BERTH_BUILTIN_SINGULARITY
-extern const berth_provider_ops berth_singularity_provider;
-#endif
-#ifdef BERTH_BUILTIN_SSH
-extern const berth_provider_ops berth_ssh_provider;
-#endif
-
-static const berth_provider_ops *const builtin_providers[] = {
-#ifdef BERTH_BUILTIN_LOCAL
-  &berth_local_provider,
-#endif
-#ifdef BERTH_BUILTIN_BWRAP
-  &berth_bwrap_provider,
-#endif
-#ifdef BERTH_BUILTIN_DOCKER
-  &berth_docker_provider,
-#endif
-#ifdef BERTH_BUILTIN_SINGULARITY
-  &berth_singularity_provider,
-#endif
-#ifdef BERTH_BUILTIN_SSH
-  &berth_ssh_provider,
-#endif
-  NULL,
-};
-
 static const char *const reserved_names[] = { BERTH_RESERVED_NAMES, NULL };
 
 bool
@@ -117,9 +82,9 @@ berth_ctx_new (berth_ctx **ret, berth_error **reterr)
       berth_ctx_unref (ctx);
       return berth_error_errno (reterr, ENOMEM, "cannot allocate context");
     }
-  for (size_t i = 0; builtin_providers[i]; i++)
+  for (size_t i = 0; berth_builtin_providers[i]; i++)
     {
-      int r = berth_ctx_register (ctx, builtin_providers[i], "builtin", NULL, false, reterr);
+      int r = berth_ctx_register (ctx, berth_builtin_providers[i], "builtin", NULL, false, reterr);
       if (r < 0)
         {
           berth_ctx_unref (ctx);

@@ -121,11 +121,13 @@ berth_kill_script (const char *job, long wrapper_pid)
 
 /* One complete field (between NULs).  */
 static void
-state_field (berth_state *st, const char *f, size_t len)
+state_field (berth_state *st, const char *f, size_t len, bool framed)
 {
   if (len == 0)
     return;
-  if (len < 6 || memcmp (f, "BERTH:", 6) != 0)
+  /* A record is framed by NULs on both sides: the first field of the
+     stream and an unterminated last one are plain text.  */
+  if (!framed || len < 6 || memcmp (f, "BERTH:", 6) != 0)
     {
       if (st->diag.len < 65536)
         berth_buf_append (&st->diag, f, len);
@@ -186,11 +188,12 @@ berth_state_feed (berth_state *st, const char *data, size_t len)
       if (st->raw.len)
         {
           berth_buf_append (&st->raw, data, (size_t) (nul - data));
-          state_field (st, st->raw.data, st->raw.len);
+          state_field (st, st->raw.data, st->raw.len, st->seen_nul);
           st->raw.len = 0;
         }
       else
-        state_field (st, data, (size_t) (nul - data));
+        state_field (st, data, (size_t) (nul - data), st->seen_nul);
+      st->seen_nul = true;
       data = nul + 1;
     }
   return 0;
@@ -200,7 +203,7 @@ void
 berth_state_end (berth_state *st)
 {
   if (st->raw.len)
-    state_field (st, st->raw.data, st->raw.len);
+    state_field (st, st->raw.data, st->raw.len, false);
   st->raw.len = 0;
 }
 

@@ -42,6 +42,7 @@ typedef struct berth_state
 {
   berth_buf raw;    /* unparsed bytes (bounded by BERTH_STATE_MAX) */
   berth_buf diag;   /* text that was not a record (stderr of the transport) */
+  bool seen_nul; /* a field can be a record only after a NUL */
   bool have_pid, have_ec, have_cwd, overflow;
   long pid;
   int ec;

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Registry rules, fail-soft flags, env scrubbing, shell quoting.  */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "berth-private.h"
+
+static int
+failing_flag (const berth_config *cfg, uint32_t flag, bool *ret)
+{
+  return -EIO;
+}
+
+static int
+guards_from_config (const berth_config *cfg, uint32_t flag, bool *ret)
+{
+  if (flag != BERTH_FLAG_SKIP_CONTAINER_GUARDS)
+    return -ENOENT;
+  *ret = berth_config_bool (cfg, "terminal.test_guards", false);
+  return 0;
+}
+
+static const char *const box_keys[] = { "BOX_SESSION", NULL };
+
+static const berth_provider_ops box = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "box",
+  .flags = BERTH_FLAG_IS_CONTAINER | BERTH_FLAG_SKIP_CONTAINER_GUARDS,
+  .strip_env_keys = box_keys,
+  .flag = failing_flag,
+};
+static const berth_provider_ops cfgbox = { BERTH_PROVIDER_OPS_INIT, .name = "cfgbox", .flag = guards_from_config };
+static const berth_provider_ops reserved = { BERTH_PROVIDER_OPS_INIT, .name = "docker" };
+static const berth_provider_ops badname = { BERTH_PROVIDER_OPS_INIT, .name = "Bad-Name" };
+
+static int
+setup (void **state)
+{
+  berth_ctx *ctx = NULL;
+  assert_int_equal (berth_ctx_new (&ctx, NULL), 0);
+  *state = ctx;
+  return 0;
+}
+
+static int
+teardown (void **state)
+{
+  berth_ctx_unref (*state);
+  return 0;
+}
+
+static void
+test_plugin_cannot_take_a_reserved_name (void **state)
+{
+  berth_error *err = NULL;
+  assert_int_equal (berth_ctx_register (*state, &reserved, "/p/docker.so", NULL, true, &err), -BERTH_E_PLUGIN);
+  assert_non_null (strstr (berth_error_message (err), "'docker' is reserved"));
+  berth_error_free (err);
+  /* The same name from berth's own table is fine.  */
+  assert_int_equal (berth_ctx_register (*state, &reserved, "builtin", NULL, false, NULL), 0);
+}
+
+static void
+test_duplicates_and_bad_names_are_rejected (void **state)
+{
+  berth_error *err = NULL;
+  assert_int_equal (berth_ctx_register (*state, &box, "builtin", NULL, false, NULL), 0);
+  assert_int_equal (berth_ctx_register (*state, &box, "/p/box.so", NULL, true, &err), -BERTH_E_PLUGIN);
+  assert_non_null (strstr (berth_error_message (err), "already registered"));
+  berth_error_free (err);
+  err = NULL;
+  assert_int_equal (berth_ctx_register (*state, &badname, "/p/x.so", NULL, true, &err), -BERTH_E_PLUGIN);
+  assert_non_null (strstr (berth_error_message (err), "invalid backend name"));
+  berth_error_free (err);
+}
+
+static void
+test_flags_are_data_and_fail_soft (void **state)
+{
+  berth_ctx *ctx = *state;
+  berth_ctx_register (ctx, &box, "builtin", NULL, false, NULL);
+  berth_provider *p = berth_ctx_find_provider (ctx, "box");
+  assert_non_null (p);
+  /* The callback fails: the declared defaults stand.  */
+  assert_true (berth_provider_flag (p, BERTH_FLAG_IS_CONTAINER));
+  assert_true (berth_provider_flag (p, BERTH_FLAG_SKIP_CONTAINER_GUARDS));
+  assert_false (berth_provider_flag (p, BERTH_FLAG_IS_REMOTE));
+  assert_null (berth_ctx_find_provider (ctx, "nope"));
+  assert_string_equal (berth_flag_name (BERTH_FLAG_USES_HOST_FILESYSTEM), "uses_host_filesystem");
+}
+
+static void
+test_dynamic_flag_reads_config (void **state)
+{
+  berth_ctx *ctx = *state;
+  berth_ctx_register (ctx, &cfgbox, "builtin", NULL, false, NULL);
+  berth_provider *p = berth_ctx_find_provider (ctx, "cfgbox");
+  assert_false (berth_provider_flag (p, BERTH_FLAG_SKIP_CONTAINER_GUARDS));
+  const char yaml[] = "terminal:\n  test_guards: true\n";
+  assert_int_equal (berth_config_merge_string (ctx->config, "t.yaml", yaml, sizeof yaml - 1, NULL), 0);
+  assert_true (berth_provider_flag (p, BERTH_FLAG_SKIP_CONTAINER_GUARDS));
+}
+
+static void
+test_strip_union_and_passthrough (void **state)
+{
+  berth_ctx *ctx = *state;
+  berth_ctx_register (ctx, &box, "builtin", NULL, false, NULL);
+  assert_true (berth_ctx_env_is_stripped (ctx, "OPENAI_API_KEY"));
+  assert_true (berth_ctx_env_is_stripped (ctx, "MY_SERVICE_TOKEN"));
+  assert_true (berth_ctx_env_is_stripped (ctx, "AWS_SECRET_ACCESS_KEY"));
+  assert_true (berth_ctx_env_is_stripped (ctx, "BOX_SESSION")); /* a provider's key */
+  assert_true (berth_ctx_env_is_stripped (ctx, "BERTH_JOB"));
+  assert_false (berth_ctx_env_is_stripped (ctx, "PATH"));
+  assert_false (berth_ctx_env_is_stripped (ctx, "HOME"));
+  const char yaml[] = "terminal:\n  env_passthrough: [MY_SERVICE_TOKEN, BOX_SESSION]\n";
+  assert_int_equal (berth_config_merge_string (ctx->config, "t.yaml", yaml, sizeof yaml - 1, NULL), 0);
+  assert_false (berth_ctx_env_is_stripped (ctx, "MY_SERVICE_TOKEN"));
+  assert_false (berth_ctx_env_is_stripped (ctx, "BOX_SESSION"));
+  assert_true (berth_ctx_env_is_stripped (ctx, "OPENAI_API_KEY"));
+}
+
+/* Quote, hand to sh -c, compare what arrives.  */
+static void
+test_shell_quote_round_trips (void **state)
+{
+  const char *words[] = { "plain", "with space", "it's", "\"dq\"", "$(echo no)", "`x`", "a\nb", "-n", "*", "~", "ü€", "", "\\", NULL };
+  for (size_t i = 0; words[i]; i++)
+    {
+      char *q = berth_shell_quote (words[i]);
+      char *cmd = berth_strdup_printf ("printf %%s %s", q);
+      const char *argv[] = { "sh", "-c", cmd, NULL };
+      char *out = NULL;
+      int status = -1;
+      assert_int_equal (berth_run_capture (argv, NULL, NULL, 10, 4096, &out, &status, NULL), 0);
+      assert_int_equal (status, 0);
+      assert_string_equal (out, words[i]);
+      free (out);
+      free (cmd);
+      free (q);
+    }
+  char *joined = berth_shell_join (words);
+  assert_non_null (joined);
+  free (joined);
+}
+
+static void
+test_run_capture_times_out (void **state)
+{
+  const char *argv[] = { "sleep", "30", NULL };
+  char *out = NULL;
+  int status = -1;
+  berth_error *err = NULL;
+  assert_int_equal (berth_run_capture (argv, NULL, NULL, 0.3, 100, &out, &status, &err), -ETIMEDOUT);
+  assert_non_null (strstr (berth_error_message (err), "timed out"));
+  berth_error_free (err);
+}
+
+static void
+test_error_keeps_the_first_cause (void **state)
+{
+  berth_error *err = NULL;
+  assert_int_equal (berth_error_set (&err, BERTH_E_BACKEND, "first %d", 1), -BERTH_E_BACKEND);
+  berth_error_set (&err, BERTH_E_FAILED, "second");
+  assert_string_equal (berth_error_message (err), "first 1");
+  assert_int_equal (berth_error_code (err), BERTH_E_BACKEND);
+  berth_error_free (err);
+  assert_int_equal (berth_error_errno (NULL, ENOENT, "x"), -ENOENT);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown (test_plugin_cannot_take_a_reserved_name, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_duplicates_and_bad_names_are_rejected, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_flags_are_data_and_fail_soft, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_dynamic_flag_reads_config, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_strip_union_and_passthrough, setup, teardown),
+    cmocka_unit_test (test_shell_quote_round_trips),
+    cmocka_unit_test (test_run_capture_times_out),
+    cmocka_unit_test (test_error_keeps_the_first_cause),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
