@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -369,7 +370,7 @@ static int
 sing_create (berth_env *env, berth_error **reterr)
 {
   sing_env *s;
-  char *version = NULL, *marker = NULL;
+  char *version = NULL, *marker = NULL, *home_file = NULL;
   int r, exists = 0;
   bool had_marker = false;
 
@@ -428,7 +429,23 @@ sing_create (berth_env *env, berth_error **reterr)
             }
         }
     }
-  if ((r = probe_home (s, reterr)) < 0)
+  /* A named environment's home is asked once and remembered.  */
+  home_file = s->persistent ? state_file (env, "home") : NULL;
+  if (exists && home_file != NULL)
+    {
+      char buf[PATH_MAX + 2];
+      FILE *f = fopen (home_file, "re");
+      if (f != NULL)
+        {
+          if (fgets (buf, sizeof buf, f) != NULL && buf[0] == '/')
+            {
+              buf[strcspn (buf, "\n")] = '\0';
+              s->pwd = strdup (buf);
+            }
+          fclose (f);
+        }
+    }
+  if (s->pwd == NULL && (r = probe_home (s, reterr)) < 0)
     {
       if (!exists && !s->persistent)
         {
@@ -442,12 +459,23 @@ sing_create (berth_env *env, berth_error **reterr)
         }
       goto fail;
     }
+  if (home_file != NULL && s->pwd != NULL)
+    {
+      int fd = open (home_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+      if (fd >= 0)
+        {
+          dprintf (fd, "%s\n", s->pwd);
+          close (fd);
+        }
+    }
   free (marker);
+  free (home_file);
   berth_env_set_data (env, s);
   return 0;
 
 fail:
   free (marker);
+  free (home_file);
   sing_env_free (s);
   return r;
 }
@@ -539,12 +567,16 @@ static void
 forget_persistent (berth_env *env, const char *overlay)
 {
   char *marker = state_file (env, "instance");
+  char *home = state_file (env, "home");
   char *ov = overlay ? NULL : state_file (env, "overlay");
   if (overlay != NULL || ov != NULL)
     sing_rm_rf (overlay ? overlay : ov);
   if (marker != NULL)
     unlink (marker);
+  if (home != NULL)
+    unlink (home);
   free (marker);
+  free (home);
   free (ov);
 }
 
