@@ -309,6 +309,39 @@ unreachable_error (docker_client *c, CURL *h, CURLcode rc, const char *errbuf, b
 
 /* ---- plain requests ---- */
 
+typedef struct headers
+{
+  char api_version[16];
+  char server[128];
+} headers;
+
+static void
+header_value (const char *line, size_t n, const char *name, char *dst, size_t cap)
+{
+  size_t k = strlen (name);
+  if (n <= k || strncasecmp (line, name, k) != 0)
+    return;
+  line += k, n -= k;
+  while (n > 0 && (*line == ' ' || *line == '\t'))
+    line++, n--;
+  while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == '\n' || line[n - 1] == ' '))
+    n--;
+  if (n >= cap)
+    n = cap - 1;
+  memcpy (dst, line, n);
+  dst[n] = '\0';
+}
+
+static size_t
+header_cb (char *data, size_t size, size_t nmemb, void *userdata)
+{
+  headers *h = userdata;
+  size_t n = size * nmemb;
+  header_value (data, n, "api-version:", h->api_version, sizeof h->api_version);
+  header_value (data, n, "server:", h->server, sizeof h->server);
+  return n;
+}
+
 typedef struct sink
 {
   CURL *h;
@@ -369,8 +402,8 @@ sink_write (char *data, size_t size, size_t nmemb, void *userdata)
 }
 
 static int
-do_request (docker_client *c, const char *method, const char *url, const char *body, size_t max, docker_chunk_fn fn,
-            void *userdata, long timeout_ms, docker_response *ret, berth_error **reterr)
+do_request_h (docker_client *c, const char *method, const char *url, const char *body, size_t max, docker_chunk_fn fn,
+              void *userdata, long timeout_ms, headers *hd, docker_response *ret, berth_error **reterr)
 {
   CURL *h = c->easy;
   char errbuf[CURL_ERROR_SIZE] = "";
@@ -383,6 +416,11 @@ do_request (docker_client *c, const char *method, const char *url, const char *b
   curl_easy_setopt (h, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, sink_write);
   curl_easy_setopt (h, CURLOPT_WRITEDATA, &s);
+  if (hd)
+    {
+      curl_easy_setopt (h, CURLOPT_HEADERFUNCTION, header_cb);
+      curl_easy_setopt (h, CURLOPT_HEADERDATA, hd);
+    }
   if (timeout_ms > 0)
     curl_easy_setopt (h, CURLOPT_TIMEOUT_MS, timeout_ms);
   if (strcmp (method, "GET") == 0)
@@ -435,6 +473,13 @@ do_request (docker_client *c, const char *method, const char *url, const char *b
   return 0;
 }
 
+static int
+do_request (docker_client *c, const char *method, const char *url, const char *body, size_t max, docker_chunk_fn fn,
+            void *userdata, long timeout_ms, docker_response *ret, berth_error **reterr)
+{
+  return do_request_h (c, method, url, body, max, fn, userdata, timeout_ms, NULL, ret, reterr);
+}
+
 void
 docker_response_clear (docker_response *r)
 {
@@ -464,11 +509,32 @@ docker_url_escape (const char *s)
   return copy;
 }
 
-int
-docker_client_negotiate (docker_client *c, berth_error **reterr)
+static int
+set_api (docker_client *c, const char *server_version, const char *api, const char *min_api, berth_error **reterr)
 {
-  if (c->negotiated)
-    return 0;
+  const char *use = docker_version_cmp (api, DOCKER_API_MAX) < 0 ? api : DOCKER_API_MAX;
+  /* An engine that no longer accepts our newest version: speak its
+     oldest (the fields used here have been stable).  */
+  if (min_api && docker_version_cmp (use, min_api) < 0)
+    use = min_api;
+  if (docker_version_cmp (use, DOCKER_API_MIN) < 0)
+    return berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "the Docker engine %s at %s speaks API %s; berth needs API %s or newer: upgrade Docker",
+                            server_version, c->display, api, DOCKER_API_MIN);
+  snprintf (c->api, sizeof c->api, "%s", use);
+  char *v = strdup (server_version);
+  if (!v)
+    return berth_error_set (reterr, -ENOMEM, "out of memory");
+  free (c->server_version);
+  c->server_version = v;
+  c->negotiated = true;
+  return 0;
+}
+
+/* GET /version: slower (the engine asks its components), but it has
+   MinAPIVersion.  */
+static int
+negotiate_version (docker_client *c, berth_error **reterr)
+{
   char *url = NULL;
   docker_response resp = { 0 };
   if (asprintf (&url, "%s/version", c->base_url) < 0)
@@ -488,27 +554,65 @@ docker_client_negotiate (docker_client *c, berth_error **reterr)
       return r;
     }
   docker_response_clear (&resp);
-  const char *use = docker_version_cmp (api, DOCKER_API_MAX) < 0 ? api : DOCKER_API_MAX;
-  /* An engine that no longer accepts our newest version: speak its
-     oldest (the fields used here have been stable).  */
-  if (min_api && docker_version_cmp (use, min_api) < 0)
-    use = min_api;
-  if (docker_version_cmp (use, DOCKER_API_MIN) < 0)
-    {
-      r = berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "the Docker engine %s at %s speaks API %s; berth needs API %s or newer: upgrade Docker",
-                           version, c->display, api, DOCKER_API_MIN);
-      free (version);
-      free (api);
-      free (min_api);
-      return r;
-    }
-  snprintf (c->api, sizeof c->api, "%s", use);
-  free (c->server_version);
-  c->server_version = version;
+  r = set_api (c, version, api, min_api, reterr);
+  free (version);
   free (api);
   free (min_api);
-  c->negotiated = true;
-  return 0;
+  return r;
+}
+
+int
+docker_client_negotiate (docker_client *c, berth_error **reterr)
+{
+  if (c->negotiated)
+    return 0;
+  /* Like the docker CLI: GET /_ping and its Api-Version header (cheap).
+     An engine whose minimum is above our maximum says so on the first
+     versioned request, which then adopts its minimum (see request).  */
+  char *url = NULL;
+  docker_response resp = { 0 };
+  headers hd = { "", "" };
+  if (asprintf (&url, "%s/_ping", c->base_url) < 0)
+    return berth_error_set (reterr, -ENOMEM, "out of memory");
+  int r = do_request_h (c, "GET", url, NULL, 4096, NULL, NULL, 10000, &hd, &resp, reterr);
+  free (url);
+  if (r < 0)
+    return r;
+  long status = resp.status;
+  docker_response_clear (&resp);
+  if (status != 200 || !hd.api_version[0] || strncmp (hd.api_version, "1.", 2) != 0)
+    return negotiate_version (c, reterr);
+  const char *server = hd.server;
+  if (strncmp (server, "Docker/", 7) == 0)
+    {
+      server += 7;
+      hd.server[7 + strcspn (server, " ")] = '\0';
+    }
+  return set_api (c, *server ? server : "unknown", hd.api_version, NULL, reterr);
+}
+
+/* "client version 1.47 is too old. Minimum supported API version is 1.50":
+   adopt the engine's minimum.  True when the request should be retried.  */
+static bool
+adopt_min_version (docker_client *c, const docker_response *r)
+{
+  static const char key[] = "Minimum supported API version is ";
+  if (r->status != 400 || !r->body)
+    return false;
+  const char *p = strstr (r->body, key);
+  if (!p)
+    return false;
+  p += sizeof key - 1;
+  char v[16];
+  size_t n = strspn (p, "0123456789.");
+  if (n == 0 || n >= sizeof v)
+    return false;
+  memcpy (v, p, n);
+  v[n] = '\0';
+  if (docker_version_cmp (v, c->api) <= 0)
+    return false;
+  snprintf (c->api, sizeof c->api, "%s", v);
+  return true;
 }
 
 static int
@@ -531,6 +635,14 @@ docker_request (docker_client *c, const char *method, const char *path, const ch
     return r;
   r = do_request (c, method, url, body, max, NULL, NULL, c->timeout_ms, ret, reterr);
   free (url);
+  if (r >= 0 && adopt_min_version (c, ret))
+    {
+      docker_response_clear (ret);
+      if ((r = versioned_url (c, path, &url, reterr)) < 0)
+        return r;
+      r = do_request (c, method, url, body, max, NULL, NULL, c->timeout_ms, ret, reterr);
+      free (url);
+    }
   return r;
 }
 

@@ -391,7 +391,8 @@ create_spec_labels (berth_env *env, create_spec *s, char digest[17], berth_error
   _cleanup_free_ char *l_task = NULL, *l_cfg = NULL;
   if (!s->labels || !task || asprintf (&l_task, "berth.task=%s", task) < 0 || asprintf (&l_cfg, "berth.config=%s", digest) < 0
       || berth_strv_push (&s->labels, l_task) < 0 || berth_strv_push (&s->labels, l_cfg) < 0
-      || berth_strv_push (&s->labels, berth_env_is_persistent (env) ? "berth.persistent=1" : "berth.persistent=0") < 0)
+      || berth_strv_push (&s->labels, berth_env_is_persistent (env) ? "berth.persistent=1" : "berth.persistent=0") < 0
+      || berth_strv_push (&s->labels, s->o.network_none ? "berth.network=none" : "berth.network=default") < 0)
     return oom (reterr);
   s->o.labels = (const char *const *) s->labels;
   return 0;
@@ -613,12 +614,19 @@ docker_container_ensure (berth_env *env, docker_env_data *d, berth_error **reter
       if (r > 0)
         {
           bool keep = true;
-          if (!found.config || strcmp (found.config, digest) != 0)
+          if (s.o.network_none && (!found.network || strcmp (found.network, "none") != 0))
             {
-              berth_logf (env, BERTH_LOG_INFO, "the docker configuration changed: replacing container %.12s", found.id);
+              /* Security first: the configuration asks for no network.  */
+              berth_logf (env, BERTH_LOG_INFO, "docker_network is false but container %.12s has a network: replacing it", found.id);
               keep = false;
             }
-          else if (strcmp (found.state, "running") != 0)
+          else if (!found.config || strcmp (found.config, digest) != 0)
+            /* Another process (another tool, the stream bridge) may run
+               with another configuration: never destroy the environment
+               behind its back.  */
+            berth_logf (env, BERTH_LOG_DEBUG, "container %.12s was created with another docker configuration; `berth rm %s` applies the current one",
+                        found.id, berth_env_id (env));
+          if (keep && strcmp (found.state, "running") != 0)
             {
               berth_error *err = NULL;
               berth_logf (env, BERTH_LOG_INFO, "container %.12s is %s: starting it", found.id, found.state);

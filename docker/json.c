@@ -465,6 +465,7 @@ docker_container_clear (docker_container *c)
   free (c->id);
   free (c->state);
   free (c->config);
+  free (c->network);
   free (c->finished_at);
   free (c->network_mode);
   memset (c, 0, sizeof *c);
@@ -486,6 +487,8 @@ fill_container (yajl_val o, bool inspect, docker_container *c)
   static const char *const pstate_i[] = { "State", "Status", NULL };
   static const char *const plabel_l[] = { "Labels", "berth.config", NULL };
   static const char *const plabel_i[] = { "Config", "Labels", "berth.config", NULL };
+  static const char *const pnetl_l[] = { "Labels", "berth.network", NULL };
+  static const char *const pnetl_i[] = { "Config", "Labels", "berth.network", NULL };
   static const char *const pfin[] = { "State", "FinishedAt", NULL };
   static const char *const pnet[] = { "HostConfig", "NetworkMode", NULL };
   static const char *const pcreated[] = { "Created", NULL };
@@ -499,6 +502,8 @@ fill_container (yajl_val o, bool inspect, docker_container *c)
     r = dup_opt (state, &c->state);
   if (r == 0)
     r = dup_opt (get_str (o, inspect ? plabel_i : plabel_l), &c->config);
+  if (r == 0)
+    r = dup_opt (get_str (o, inspect ? pnetl_i : pnetl_l), &c->network);
   if (r == 0 && inspect)
     r = dup_opt (get_str (o, pfin), &c->finished_at);
   if (r == 0 && inspect)

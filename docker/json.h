@@ -61,6 +61,7 @@ typedef struct docker_container
   char *id;
   char *state;       /* "running", "exited", "created", ... */
   char *config;      /* label berth.config, or NULL */
+  char *network;     /* label berth.network, or NULL */
   char *finished_at; /* inspect only */
   char *network_mode; /* inspect only */
   int64_t created;   /* list only: unix seconds */
