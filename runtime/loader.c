@@ -277,7 +277,7 @@ load_module_dir (berth_ctx *ctx, const char *dir)
 BERTH_INTERNAL int
 berth_load_modules (berth_ctx *ctx, const char *dir)
 {
-  const char *env = getenv ("BERTH_MODULEDIR");
+  const char *env = secure_getenv ("BERTH_MODULEDIR");
   const char *list = env && *env ? env : dir ? dir : BERTH_MODULEDIR;
   _cleanup_free_ char *copy = strdup (list);
   if (copy == NULL)
@@ -481,6 +481,11 @@ berth_plugin_info_is_module (const berth_plugin_info *info)
 BERTH_INTERNAL char *
 berth_plugins_dir_internal (void)
 {
+  /* An override for tests and sandboxes (ignored when relative, and in
+     set-uid programs).  */
+  const char *dir = secure_getenv ("BERTH_PLUGINDIR");
+  if (dir && dir[0] == '/')
+    return strdup (dir);
   _cleanup_free_ char *data = berth_xdg_dir ("XDG_DATA_HOME", ".local/share");
   return data ? berth_strdup_printf ("%s/berth/plugins", data) : NULL;
 }

@@ -17,7 +17,7 @@ done_testing () { echo "1..$T_N"; [ "$T_FAILED" = 0 ]; exit $?; }
 must_work () { [ "${CI:-}" = true ] || [ -n "${BERTH_TEST_MUST_WORK:-}" ]; }
 # A TAP skip is "1..0 # SKIP" with exit 0 (tap-driver.sh scores 77 as ERROR).
 skip_all () {
-  if must_work; then echo "1..0 # SKIP $* (but CI requires it: failing)"; echo "Bail out! $*"; exit 1; fi
+  if must_work && [ "${BERTH_TEST_ALLOW_SKIP:-0}" != 1 ]; then echo "1..0 # SKIP $* (but CI requires it: failing)"; echo "Bail out! $*"; exit 1; fi
   echo "1..0 # SKIP $*"; exit 0
 }
 

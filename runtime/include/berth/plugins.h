@@ -3,7 +3,8 @@
    directory, and enabling or disabling a plugin (see berth-provider(7)).
 
    Modules ($(pkglibdir)/modules, $BERTH_MODULEDIR) are always loaded.
-   Plugins live in $XDG_DATA_HOME/berth/plugins/NAME/ (plugin.yaml plus
+   Plugins live in $XDG_DATA_HOME/berth/plugins/NAME/ ($BERTH_PLUGINDIR
+   overrides the parent directory) (plugin.yaml plus
    the library it names) and are loaded only when NAME is listed in
    plugins.enabled of the configuration.  A module or plugin that cannot
    be loaded never stops the others: it is listed with a one-line reason. */
@@ -41,7 +42,8 @@ BERTH_EXPORT bool berth_plugin_loaded (const berth_plugin_info *p);
 /* "loaded", "disabled", or a one-line reason it was not loaded.  */
 BERTH_EXPORT const char *berth_plugin_status (const berth_plugin_info *p);
 
-/* $XDG_DATA_HOME/berth/plugins.  Caller frees.  */
+/* $BERTH_PLUGINDIR when set (absolute), else $XDG_DATA_HOME/berth/plugins.
+   Caller frees.  */
 BERTH_EXPORT char *berth_plugins_dir (void);
 
 /* Add NAME to (ENABLE) or remove it from plugins.enabled in the user
