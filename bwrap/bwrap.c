@@ -4,8 +4,10 @@
  * (namespaces, mounts, capabilities, seccomp; no dependency on the bwrap
  * binary).  The name is the Python agent's.
  *
- * One jail per environment: create starts it (`berth-jail create`), every
- * command joins it through exec_prefix (`berth-jail exec --state DIR --`),
+ * One jail per environment: create starts it (`berth-jail create`); every
+ * execute asks the jail's init to fork the command (start.c: no process
+ * per command on this side), and long-lived streams join it through
+ * exec_prefix (`berth-jail exec --state DIR --`),
  * so /tmp, background processes and exported state persist between the
  * commands of an environment and two environments never see each other.
  * Throw-away jails die with the berth process that made them; named ones
@@ -21,14 +23,10 @@
 #include <unistd.h>
 
 #include <berth/provider.h>
+#include "bwrap-private.h"
 
 #define PROFILES "restricted, workspace or network"
 #define WORKSPACE_FILE "bwrap-workspace"
-
-typedef struct bwrap_data
-{
-  char *state;
-} bwrap_data;
 
 static void
 bwrap_free_data (void *data)
@@ -496,6 +494,7 @@ const berth_provider_ops berth_bwrap_provider = {
                         "it needs --security-opt seccomp=unconfined and an unmasked /proc.",
   .create = bwrap_create,
   .exec_prefix = bwrap_exec_prefix,
+  .start = bwrap_start,
   .cleanup = bwrap_cleanup,
   .free_data = bwrap_free_data,
 };

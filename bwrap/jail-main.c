@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/filter.h>
 #include <linux/nsfs.h>
 #include <net/if.h>
 #include <poll.h>
@@ -48,6 +49,7 @@
 #include <unistd.h>
 
 #include "jail.h"
+#include "proto.h"
 
 #define NS_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 
@@ -206,12 +208,20 @@ static _Noreturn void
 init_main (const struct jail_opts *o, bool netns, bool legacy, int status_fd, int owner_fd, uid_t uid, gid_t gid)
 {
   sigset_t set;
-  int sfd, devnull;
+  int sfd, devnull, lfd;
+  struct sock_fprog prog;
+  struct jail_serve_ctx ctx = { .memory_mb = o->memory_mb, .cpu_seconds = o->cpu_seconds, .max_procs = o->max_procs, .seccomp = &prog };
+  char wsbuf[4096];
 
   jail_report_fd = status_fd;
   prctl (PR_SET_PDEATHSIG, SIGKILL); /* a half-built jail dies with create */
   write_maps (uid, gid);
+  /* While the state directory is still visible: it is hidden later.  */
+  lfd = jail_serve_bind (o->state);
+  if (o->workspace && realpath (o->workspace, wsbuf))
+    ctx.workspace = wsbuf;
   jail_setup_mounts (o, legacy);
+  jail_build_seccomp (&prog);
   if (sethostname ("berth", 5) < 0)
     die_errno (errno, "sethostname");
   if (netns)
@@ -225,8 +235,9 @@ init_main (const struct jail_opts *o, bool netns, bool legacy, int status_fd, in
   if (devnull < 0 || dup2 (devnull, 0) < 0 || dup2 (devnull, 1) < 0 || dup2 (devnull, 2) < 0)
     die_errno (errno, "cannot redirect the jail init's stdio to /dev/null");
   for (int fd = 3; fd < 1024; fd++)
-    if (fd != status_fd && fd != owner_fd)
+    if (fd != status_fd && fd != owner_fd && fd != lfd)
       close (fd);
+  signal (SIGPIPE, SIG_IGN);
   sigemptyset (&set);
   sigaddset (&set, SIGCHLD);
   if (sigprocmask (SIG_BLOCK, &set, NULL) < 0 || (sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
@@ -240,16 +251,18 @@ init_main (const struct jail_opts *o, bool netns, bool legacy, int status_fd, in
 
   for (;;)
     {
-      struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = owner_fd, .events = POLLIN } };
+      struct pollfd p[3] = { { .fd = sfd, .events = POLLIN }, { .fd = lfd, .events = POLLIN },
+                             { .fd = owner_fd, .events = POLLIN } };
       struct signalfd_siginfo si;
-      if (poll (p, owner_fd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+      if (poll (p, owner_fd >= 0 ? 3 : 2, -1) < 0 && errno != EINTR)
         _exit (1);
-      if (owner_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP)))
+      if (owner_fd >= 0 && (p[2].revents & (POLLIN | POLLHUP)))
         _exit (0);
+      if (p[1].revents & POLLIN)
+        jail_serve_accept (lfd, &ctx);
       while (read (sfd, &si, sizeof si) == sizeof si)
         ;
-      while (waitpid (-1, NULL, WNOHANG) > 0)
-        ;
+      jail_serve_reap ();
     }
 }
 
@@ -562,6 +575,8 @@ cmd_destroy (const char *state)
     }
   if (unlink (path) < 0 && errno != ENOENT)
     die_errno (errno, "cannot remove %s", path);
+  snprintf (path, sizeof path, "%s/" JAIL_SOCKET_FILE, state);
+  unlink (path);
   close (lockfd);
   return 0;
 }

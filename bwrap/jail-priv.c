@@ -5,6 +5,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdlib.h>
 #include <linux/securebits.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -94,12 +98,17 @@ rule (scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n, const 
     die_errno (-r, "cannot add the seccomp rule for %s", name);
 }
 
+/* Build the filter once (libseccomp) and keep the compiled cBPF: a
+   command only has to load it (the jail's init forks many).  */
 void
-jail_load_seccomp (void)
+jail_build_seccomp (struct sock_fprog *ret)
 {
   scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
   uint32_t eperm = SCMP_ACT_ERRNO (EPERM);
-  int r;
+  int r, p[2];
+  char *buf;
+  ssize_t n, got = 0;
+  const size_t max = 1 << 20;
   if (ctx == NULL)
     die ("cannot initialise the seccomp filter");
   /* 32-bit x86 programs keep working with the same rules; any other
@@ -132,14 +141,45 @@ jail_load_seccomp (void)
   for (size_t i = 0; denied_syscalls[i]; i++)
     rule (ctx, eperm, denied_syscalls[i], 0, NULL);
 
-  r = seccomp_load (ctx);
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    die_errno (errno, "pipe");
+  buf = malloc (max);
+  if (buf == NULL)
+    die ("out of memory");
+  /* The program is far below a pipe's capacity.  */
+  r = seccomp_export_bpf (ctx, p[1]);
+  close (p[1]);
   if (r < 0)
+    die_errno (-r, "cannot compile the seccomp filter");
+  while ((n = read (p[0], buf + got, max - got)) > 0)
+    got += n;
+  close (p[0]);
+  if (got <= 0 || got % sizeof (struct sock_filter) != 0)
+    die ("the compiled seccomp filter is malformed (%zd bytes)", got);
+  ret->len = got / sizeof (struct sock_filter);
+  ret->filter = (struct sock_filter *) buf;
+  seccomp_release (ctx);
+}
+
+void
+jail_load_seccomp_prog (const struct sock_fprog *prog)
+{
+  if (prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0) < 0)
     {
       struct jail_host_facts f;
+      int e = errno;
       jail_host_facts_read ("/", &f);
-      die ("%s", jail_diagnose (&f, JAIL_STEP_SECCOMP, -r));
+      die ("%s", jail_diagnose (&f, JAIL_STEP_SECCOMP, e));
     }
-  seccomp_release (ctx);
+}
+
+void
+jail_load_seccomp (void)
+{
+  struct sock_fprog prog;
+  jail_build_seccomp (&prog);
+  jail_load_seccomp_prog (&prog);
+  free (prog.filter);
 }
 
 static void

@@ -103,7 +103,26 @@ void jail_set_no_new_privs (void);
 /* Load the seccomp filter (TIOCSTI/TIOCLINUX masked compare, nested user
    namespaces, kernel attack surface); die on failure.  */
 void jail_load_seccomp (void);
+struct sock_fprog;
+/* The same filter compiled once to cBPF (ret->filter is malloc'd), and
+   loading such a program (needs no_new_privs).  */
+void jail_build_seccomp (struct sock_fprog *ret);
+void jail_load_seccomp_prog (const struct sock_fprog *prog);
 void jail_set_rlimits (int64_t memory_mb, int64_t cpu_seconds, int64_t max_procs);
+
+/* ---- jail-serve.c ---- */
+struct jail_serve_ctx
+{
+  const char *workspace;
+  int64_t memory_mb, cpu_seconds, max_procs;
+  const struct sock_fprog *seccomp;
+};
+/* Listen on STATE/jail.sock (called while the host is still visible).  */
+int jail_serve_bind (const char *state);
+/* Accept pending requests, forking one command each.  */
+void jail_serve_accept (int lfd, const struct jail_serve_ctx *ctx);
+/* Reap children; report the status of commands to their clients.  */
+void jail_serve_reap (void);
 
 /* ---- jail-diagnose.c ---- */
 enum

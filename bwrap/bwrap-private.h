@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bwrap-private.h: shared by the bwrap provider's files.  */
+#ifndef BERTH_BWRAP_PRIVATE_H
+#define BERTH_BWRAP_PRIVATE_H
+
+#include <berth/provider.h>
+
+typedef struct bwrap_data
+{
+  char *state;
+} bwrap_data;
+
+/* The start transport (start.c).  */
+int bwrap_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr);
+
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* proto.h: the request berth sends the jail's init to run a command
+ * (the bwrap backend's start transport), shared by bwrap/start.c and
+ * bwrap/jail-serve.c.
+ *
+ * A SOCK_STREAM connection to STATE/jail.sock (0700 state directory,
+ * hidden from the jail).  The client sends one header, with stdin, stdout
+ * and stderr as SCM_RIGHTS, then BODY_LEN bytes: cwd, the ARGC argv words
+ * and the ENVC "KEY=VALUE" strings, each NUL-terminated.  The server runs
+ * the command as a child of the jail's init and, when it exits, writes
+ * "\0status=N\n" (N: exit code, or 128 + signal), preceded by a one-line
+ * reason when it could not be started.  */
+#ifndef BERTH_BWRAP_PROTO_H
+#define BERTH_BWRAP_PROTO_H
+
+#include <stdint.h>
+
+#define JAIL_SOCKET_FILE "jail.sock"
+#define JAIL_PROTO_MAGIC 0x314a5842u /* "BXJ1" */
+#define JAIL_PROTO_MAX_BODY (8u << 20)
+#define JAIL_PROTO_MAX_WORDS 65536u
+
+struct jail_request
+{
+  uint32_t magic;
+  uint32_t argc;
+  uint32_t envc;
+  uint32_t body_len;
+  uint32_t flags; /* none yet; must be 0 */
+};
+
+#endif
