@@ -170,23 +170,26 @@ berth_job_close_stdin (berth_job *job)
 }
 
 int
-berth_job_finish (berth_job *job, bool kill_group, uint64_t grace_usec)
+berth_job_finish (berth_job *job, berth_job_end how, uint64_t grace_usec)
 {
   int status = -1;
   if (job->is_child)
     {
-      if (kill_group && job->child.pid > 0)
+      if (how == BERTH_JOB_KILL && job->child.pid > 0)
         kill (-job->child.pid, SIGKILL);
-      if (!kill_group && berth_child_wait_timeout (&job->child, grace_usec, &status) == 0)
+      if (how != BERTH_JOB_KILL && berth_child_wait_timeout (&job->child, grace_usec, &status) == 0)
         {
           berth_child_finish (&job->child, false);
           return status;
         }
-      return berth_child_finish (&job->child, true);
+      /* Only our client process: the command's own background children
+         keep running (they are not ours to stop).  */
+      status = berth_child_finish (&job->child, true);
+      return how == BERTH_JOB_WAIT ? status : -1;
     }
   if (job->proc.ops)
     {
-      if (!kill_group && job->proc.ops->wait)
+      if (how == BERTH_JOB_WAIT && job->proc.ops->wait)
         {
           berth_error *err = NULL;
           if (job->proc.ops->wait (job->proc.proc, &status, &err) < 0)
@@ -222,8 +225,8 @@ berth_job_run_script (berth_env *env, const char *script, double timeout, berth_
   while ((r = berth_job_pump (&job, 100, -1, NULL, discard, NULL)) > 0)
     if (berth_now_usec () > deadline)
       {
-        berth_job_finish (&job, true, 0);
+        berth_job_finish (&job, BERTH_JOB_KILL, 0);
         return berth_error_set (reterr, ETIMEDOUT, "%s: script timed out", env->provider->ops->name);
       }
-  return berth_job_finish (&job, false, 2000000);
+  return berth_job_finish (&job, BERTH_JOB_WAIT, 2000000);
 }

@@ -29,9 +29,18 @@ BERTH_INTERNAL int berth_job_pump (berth_job *job, int timeout_ms, int extra_fd,
 BERTH_INTERNAL ssize_t berth_job_write (berth_job *job, const void *data, size_t len);
 BERTH_INTERNAL void berth_job_close_stdin (berth_job *job);
 BERTH_INTERNAL bool berth_job_stdin_open (const berth_job *job);
-/* Release; KILL ends the local process group first.  The exit status,
-   or -1 when the transport cannot tell.  */
-BERTH_INTERNAL int berth_job_finish (berth_job *job, bool kill, uint64_t grace_usec);
+/* How to let go of a job.  */
+typedef enum berth_job_end
+{
+  BERTH_JOB_WAIT,   /* it ended: collect its exit status */
+  BERTH_JOB_DETACH, /* its status is known already (background children may
+                       hold the streams): wait briefly, then cut loose */
+  BERTH_JOB_KILL,   /* kill our side now (the local process group) */
+} berth_job_end;
+
+/* Release the job.  Returns the exit status, or -1 when the transport
+   cannot tell (or was not asked to).  */
+BERTH_INTERNAL int berth_job_finish (berth_job *job, berth_job_end how, uint64_t grace_usec);
 /* Run a short script inside ENV to completion, output discarded.  */
 BERTH_INTERNAL int berth_job_run_script (berth_env *env, const char *script, double timeout, berth_error **reterr);
 
