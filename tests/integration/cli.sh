@@ -1,0 +1,130 @@
+#!/bin/bash
+# cli.sh: the berth command's exit codes, --json shapes and error messages.
+. "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
+berth_test_home
+command -v jq >/dev/null || skip_all "jq is not installed"
+
+# run CMD...: sets $rc, $stdout, $stderr
+run ()
+{
+  "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null
+  rc=$?
+  stdout=$(cat "$TEST_TMP/out")
+  stderr=$(cat "$TEST_TMP/err")
+}
+
+one_line () { [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]; }
+
+run "$BERTH" version
+is "$rc" 0 "version exits 0"
+like "$stdout" "berth [0-9]*" "version prints the version"
+
+run "$BERTH" exec -- 'echo out; echo err >&2; exit 7'
+is "$rc" 7 "exec exits with the command's status"
+is "$stdout" $'out\nerr' "exec streams merged output to stdout"
+is "$stderr" "" "and nothing of berth's on stderr"
+
+run "$BERTH" exec -- 'head -c 200000 /dev/zero | tr "\0" x'
+is "${#stdout}" 200000 "without --json the output is not capped"
+
+run "$BERTH" exec --json -- 'head -c 200000 /dev/zero | tr "\0" x'
+is "$(jq -r '[.output, .exit_code, .cwd, .timed_out, .interrupted, .truncated, .output_total_bytes, .full_output_path, .backend, .env, .duration_ms] | map(type) | join(",")' <<<"$stdout")" \
+  "string,number,string,boolean,boolean,boolean,number,string,string,string,number" "--json has the documented fields and types"
+is "$(jq -r .truncated <<<"$stdout")" true "--json output is capped"
+ok "--json output stays under the cap" test "$(jq -r '.output | length' <<<"$stdout")" -lt 50200
+
+run "$BERTH" exec -t 1 -- 'sleep 30'
+is "$rc" 124 "a timeout exits 124"
+like "$stderr" "*timed out after 1s*" "and says so on stderr"
+
+run "$BERTH" exec -b nosuchbackend -- true
+is "$rc" 125 "an unknown backend exits 125"
+like "$stderr" "berth: unknown backend 'nosuchbackend' (available: *local*)" "and lists the available ones"
+ok "in one line" one_line
+
+printf 'terminal:\n  timeout: [1, 2\n' >"$TEST_TMP/bad.yaml"
+run "$BERTH" --config "$TEST_TMP/bad.yaml" exec -- true
+is "$rc" 125 "malformed YAML exits 125"
+like "$stderr" "berth: $TEST_TMP/bad.yaml:[0-9]*:[0-9]*:*" "with file:line:col"
+ok "in one line" one_line
+
+printf 'terminal:\n  timeout: soon\n' >"$TEST_TMP/type.yaml"
+run "$BERTH" --config "$TEST_TMP/type.yaml" exec -- true
+is "$rc" 125 "a known key of the wrong type exits 125"
+like "$stderr" "berth: $TEST_TMP/type.yaml:2:*terminal.timeout*" "naming the key and its place"
+
+printf 'terminal:\n  backend: local\n  some_future_key: 1\nmodel:\n  name: x\n' >"$TEST_TMP/other.yaml"
+run "$BERTH" --config "$TEST_TMP/other.yaml" exec -- 'echo fine'
+is "$stdout" fine "unknown keys and other sections are ignored"
+
+run "$BERTH" --config "$TEST_TMP/missing.yaml" exec -- true
+is "$rc" 125 "a missing --config file exits 125"
+
+run "$BERTH" exec -C /nonexistent/dir -- true
+is "$rc" 125 "an unusable -C exits 125"
+like "$stderr" "berth: cannot use -C /nonexistent/dir*" "and says why"
+
+run "$BERTH" exec -t abc -- true
+is "$rc" 125 "a bad timeout exits 125"
+like "$stderr" "*timeout must be a positive number*" "and says what is expected"
+
+run "$BERTH" exec
+is "$rc" 125 "exec without a command exits 125"
+
+run "$BERTH" frobnicate
+is "$rc" 125 "an unknown command exits 125"
+
+run "$BERTH" exec -e 'bad/name' -- true
+is "$rc" 125 "an invalid environment name exits 125"
+like "$stderr" "*invalid environment name*" "and says which characters are allowed"
+
+run "$BERTH" rm nosuchenv
+is "$rc" 125 "rm of an unknown environment exits 125"
+like "$stderr" "*no environment named 'nosuchenv'*" "and names it"
+
+run "$BERTH" exec -e named1 -- 'cd /tmp'
+run "$BERTH" ls --json
+is "$(jq -r '.[] | select(.name == "named1") | .backend + " " + .cwd' <<<"$stdout")" "local /tmp" "ls lists a named environment with its backend and cwd"
+run "$BERTH" rm named1
+is "$rc" 0 "rm removes it"
+run "$BERTH" ls --json
+is "$(jq length <<<"$stdout")" 0 "and it is gone from ls"
+
+run "$BERTH" backends --json
+is "$(jq -r '.[] | select(.name == "local") | [.status, .flags.uses_host_filesystem, .flags.is_remote] | map(tostring) | join(" ")' <<<"$stdout")" "ready true false" "backends --json describes local"
+run "$BERTH" doctor -b local --json
+is "$rc" 0 "doctor exits 0 for a ready backend"
+is "$(jq -r '.[0].checks[0].ok' <<<"$stdout")" true "doctor --json reports checks"
+run "$BERTH" doctor -b nosuch
+is "$rc" 125 "doctor of an unknown backend exits 125"
+
+run "$BERTH" config path
+is "$stdout" "$XDG_CONFIG_HOME/berth/config.yaml" "config path is the user file"
+run "$BERTH" config set terminal.timeout 33
+is "$rc" 0 "config set writes the user file"
+run "$BERTH" config get terminal.timeout
+is "$stdout" 33 "config get reads it back"
+run "$BERTH" config set terminal.timeout never
+is "$rc" 125 "config set refuses a value of the wrong type"
+run "$BERTH" config get terminal.timeout
+is "$stdout" 33 "and leaves the file as it was"
+run "$BERTH" config get terminal.nothing_here
+is "$rc" 125 "config get of an unset key exits 125"
+
+run "$BERTH" exec-prefix -e xp --json
+is "$(jq -r 'type' <<<"$stdout")" array "exec-prefix --json prints an argv"
+run "$BERTH" exec-prefix
+is "$rc" 125 "exec-prefix without -e exits 125"
+"$BERTH" rm xp >/dev/null 2>&1
+
+run "$BERTH" exec-stream -- bash -c 'read -r l; echo "got $l"; exit 3'
+is "$rc" 3 "exec-stream returns the status of the words it ran"
+
+run "$BERTH" bench -n 3 --json
+is "$(jq -r '[.backend, (.ratio_median | type)] | join(" ")' <<<"$stdout")" "local number" "bench --json reports a ratio against the peer"
+
+for sub in exec exec-prefix exec-stream backends doctor ls rm gc config plugins bench; do
+  run "$BERTH" $sub --help
+  ok "berth $sub --help exits 0 with a usage" bash -c "[ $rc -eq 0 ] && grep -q Usage '$TEST_TMP/out'"
+done
+done_testing
