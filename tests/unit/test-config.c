@@ -787,6 +787,10 @@ test_set_rejects (void **state)
       assert_int_equal (berth_config_set_in_file (file, bad_keys[i], "x", &err), -BERTH_E_CONFIG);
       berth_error_free (err);
     }
+  err = NULL;
+  assert_int_equal (berth_config_set_in_file (file, "terminal.docker_volumes.5", "/x:/x", &err), -BERTH_E_CONFIG);
+  assert_non_null (strstr (berth_error_message (err), "no item 5 in that list; set the whole list instead"));
+  berth_error_free (err);
   char *after = read_text (file);
   assert_string_equal (before, after);
   free (after);
@@ -845,6 +849,10 @@ test_set_fallbacks (void **state)
   assert_string_equal (berth_config_string (cfg, "terminal.bwrap_binds.0.dest", NULL), "/b");
   assert_string_equal (berth_config_string (cfg, "terminal.backend", NULL), "bwrap");
   berth_config_free (cfg);
+
+  /* An item of a list, in place.  */
+  assert_int_equal (write_text (file, "plugins:\n  enabled:\n    - a   # first\n    - b\n"), 0);
+  expect_set (file, "plugins.enabled.1", "c", "plugins:\n  enabled:\n    - a   # first\n    - c\n");
 
   /* Through a symlink, the target is edited.  */
   char *link = berth_strdup_printf ("%s/link.yaml", t->path);
