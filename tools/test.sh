@@ -1,0 +1,37 @@
+#!/bin/bash
+# test.sh: the whole test suite.  Starts what the integration tests talk
+# to (dockerd with an offline image and a local registry, sshd on
+# 127.0.0.1, the Apptainer test double's rootfs), runs `make check` in
+# _build/ (building first if needed), stops what it started, and prints
+# a summary.  Run as root after tools/bootstrap.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SRC=$PWD
+export CI=${CI:-} BERTH_TEST_MUST_WORK=${BERTH_TEST_MUST_WORK:-1}
+
+if [ "$(id -u)" != 0 ]; then
+  echo "test.sh: run as root (it starts dockerd and sshd): sudo $0" >&2
+  exit 1
+fi
+stop_daemons ()
+{
+  bash "$SRC/tests/integration/setup/sshd-stop.sh" >/dev/null 2>&1 || true
+  bash "$SRC/tests/integration/setup/docker-stop.sh" >/dev/null 2>&1 || true
+}
+trap stop_daemons EXIT
+bash tests/integration/setup/docker.sh || { echo "test.sh: could not start dockerd (see above)" >&2; exit 1; }
+bash tests/integration/setup/sshd.sh || { echo "test.sh: could not start sshd (see above)" >&2; exit 1; }
+bash tests/doubles/apptainer/ci-setup.sh || { echo "test.sh: could not prepare the apptainer test double" >&2; exit 1; }
+
+[ -f _build/Makefile ] || { NOCONFIGURE=1 ./autogen.sh && mkdir -p _build && (cd _build && ../configure --enable-werror); } || exit 1
+cd _build
+make -j"$(nproc)" >/dev/null || exit 1
+make -j2 check
+status=$?
+grep -E '^(FAIL|ERROR|SKIP):' test-suite.log
+[ $status -eq 0 ] || cat test-suite.log
+awk '/^# TOTAL:/{t=$3} /^# PASS:/{p=$3} /^# SKIP:/{s=$3} /^# FAIL:/{f=$3} /^# ERROR:/{e=$3}
+     END{printf "test programs: %d total, %d passed, %d failed, %d skipped\n", t, p, f+e, s}' test-suite.log
+tap=$(cat $(find . -name '*.log' ! -name test-suite.log ! -name config.log) 2>/dev/null | grep -cE '^ok ' || true)
+echo "TAP assertions passed: $tap"
+exit $status
