@@ -82,7 +82,8 @@ check "acmebox still works next to broken plugins" test "$out" = still -a "$rc" 
 out=$("$BERTH" exec -b local -- echo still 2>&1); rc=$?
 check "local still works next to broken plugins" test "$out" = still -a "$rc" = 0
 out=$("$BERTH" doctor 2>&1); rc=$?
-check "berth doctor fails (exit 1) and names the broken plugin" test "$rc" = 1
+check "berth doctor fails (exit 1)" test "$rc" = 1
+check "doctor names the broken plugin with its reason" grep -q 'broken.*malformed plugin.yaml' <<<"$out"
 check "doctor gives nolib's reason" grep -q 'nolib.*not found' <<<"$out"
 diag "$out"
 
