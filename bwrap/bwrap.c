@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,7 +219,10 @@ record_workspace (const char *state, const char *ws)
   char path[4200];
   FILE *f;
   snprintf (path, sizeof path, "%s/" WORKSPACE_FILE, state);
-  f = fopen (path, "wxe");
+  int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  f = fd >= 0 ? fdopen (fd, "w") : NULL;
+  if (f == NULL && fd >= 0)
+    close (fd);
   if (f)
     {
       fprintf (f, "%s\n", ws);

@@ -53,7 +53,7 @@ jail_serve_bind (const char *state)
   if (fd < 0)
     die_errno (errno, "socket");
   unlink (sa.sun_path);
-  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (fd, 64) < 0)
+  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || chmod (sa.sun_path, 0600) < 0 || listen (fd, 64) < 0)
     die_errno (errno, "cannot listen on %s", sa.sun_path);
   return fd;
 }

@@ -120,7 +120,10 @@ jail_state_open (const struct jail_state *st)
   /* Checked after opening the pidfd: if these still match, the pidfd
      refers to the init we recorded, whatever happens to the pid later.  */
   snprintf (path, sizeof path, "/proc/%d/ns/user", (int) st->pid);
-  if (proc_starttime (st->pid) != st->starttime || stat (path, &sb) < 0 || (uint64_t) sb.st_ino != st->userns)
+  /* A zombie keeps its pid, start time and user namespace until reaped
+     (slowly, by some container inits): it is not a running jail.  */
+  if (proc_starttime (st->pid) != st->starttime || proc_state (st->pid) == 'Z' || proc_state (st->pid) == 'X'
+      || stat (path, &sb) < 0 || (uint64_t) sb.st_ino != st->userns)
     {
       close (pidfd);
       return -ESRCH;

@@ -211,3 +211,14 @@ mkdir_parents (const char *path, mode_t mode)
     return -errno;
   return 0;
 }
+
+char
+proc_state (pid_t pid)
+{
+  char path[64], buf[2048], *p;
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  if (read_file_buf (path, buf, sizeof buf) <= 0)
+    return 0;
+  p = strrchr (buf, ')');
+  return p && p[1] == ' ' ? p[2] : 0;
+}

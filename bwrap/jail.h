@@ -76,6 +76,8 @@ ssize_t read_file_buf (const char *path, char *buf, size_t size);
 int parse_int64 (const char *s, int64_t *ret);
 /* Start time (clock ticks since boot) of PID, or 0.  */
 uint64_t proc_starttime (pid_t pid);
+/* The state letter of PID (R, S, Z...), or 0.  */
+char proc_state (pid_t pid);
 /* mkdir -p below an existing path; -errno.  */
 int mkdir_parents (const char *path, mode_t mode);
 

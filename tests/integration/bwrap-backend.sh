@@ -1,2 +1,155 @@
 #!/bin/bash
-echo "1..0 # SKIP being written"
+# bwrap-backend.sh: the bwrap backend through the berth CLI -- flags,
+# profiles and configuration, a named environment's persistent jail (/tmp,
+# background processes, exports), isolation between environments, the
+# throw-away jail's lifetime, re-creation of a dead jail, timeouts killing
+# the tree inside the jail, escape canaries on the execute path, and
+# fail-closed errors.  TAP.  The generic contract suite runs separately
+# (bwrap-contract.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
+CANARY=${BERTH_CANARY:-${BERTH_BUILDDIR:-.}/tests/unit/test-bwrap-canary}
+DENYNS=${BERTH_DENYNS:-${BERTH_BUILDDIR:-.}/tests/unit/test-bwrap-denyns}
+berth_test_home
+command -v jq >/dev/null || skip_all "jq is not installed"
+
+probe=$("$BERTH" backends --json | jq -r '.[] | select(.name == "bwrap") | .status + ": " + (.reason // "")')
+case $probe in
+  ready*) ;;
+  "") skip_all "no bwrap backend in this build" ;;
+  *) skip_all "bwrap is not ready here: $probe" ;;
+esac
+
+# A workspace outside /tmp (the jail's /tmp is private), with a planted key.
+WS=$(mktemp -d /var/tmp/berth-bwrap-cli.XXXXXX)
+chmod 755 "$WS"
+export HOME=$WS/home
+mkdir -p "$HOME/.ssh" "$WS/proj" "$WS/ro" "$WS/rw"
+echo SECRET-KEY >"$HOME/.ssh/id_rsa"
+echo ro-data >"$WS/ro/f"
+trap 'berth_test_cleanup; rm -rf "$WS"' EXIT
+cd "$WS/proj" || exit 1
+CFG=$XDG_CONFIG_HOME/bwrap.yaml
+mkdir -p "$XDG_CONFIG_HOME"
+cat >"$CFG" <<EOF
+terminal:
+  bwrap_profile: workspace
+  bwrap_binds:
+    - {src: $WS/ro, dest: $WS/ro, readonly: true}
+    - "$WS/rw:$WS/rw:rw"
+  bwrap_hide: [$WS/proj/secret.txt]
+EOF
+echo not-for-the-jail >"$WS/proj/secret.txt"
+bx () { "$BERTH" --config "$CFG" exec -b bwrap "$@"; }
+bj () { bx --json "$@"; }
+out () { jq -j .output <<<"$1"; }
+field () { jq -r ".$2" <<<"$1"; }
+
+# --- flags (DESIGN 3.1) ---
+flags=$("$BERTH" backends --json | jq -c '.[] | select(.name == "bwrap")')
+is "$(jq -r '.flags.uses_host_filesystem' <<<"$flags")" false "uses_host_filesystem is false"
+is "$(jq -r '.flags.supports_streams' <<<"$flags")" true "supports_streams"
+is "$(jq -r '.flags.cleanup_stops_processes' <<<"$flags")" true "cleanup_stops_processes"
+is "$(jq -r '.flags.is_remote' <<<"$flags")" false "not remote"
+is "$(jq -r '.flags.is_container' <<<"$flags")" false "not a container"
+
+# --- the jail on the execute path ---
+r=$(bj -- 'echo hi; echo err >&2; exit 3')
+is "$(out "$r")" $'hi\nerr' "output is merged"
+is "$(field "$r" exit_code)" 3 "exit code"
+is "$(field "$r" backend)" bwrap "the result names bwrap"
+like "$(out "$(bj -- 'touch /usr/berth-x')")" "*Read-only file system*" "host / is read-only (scenario 70)"
+r=$(bj -- 'ls /proc | grep -c "^[0-9]"')
+ok "the pid namespace shows < 10 processes (scenario 70)" test "$(out "$r")" -lt 10
+is "$(field "$(bj -- 'echo w > in-ws.txt')" exit_code)" 0 "the workspace (initial cwd) is writable"
+is "$(cat "$WS/proj/in-ws.txt" 2>/dev/null)" w "... on the host"
+ok "canary: the planted ~/.ssh/id_rsa is unreadable" test "$(field "$(bj -- "grep -q SECRET $HOME/.ssh/id_rsa")" exit_code)" != 0
+ok "canary: terminal.bwrap_hide hides a file" test "$(out "$(bj -- "cat $WS/proj/secret.txt")")" = ""
+is "$(out "$(bj -- "cat $WS/ro/f")")" ro-data "a read-only bind is readable"
+ok "a read-only bind is not writable (scenario 71)" test "$(field "$(bj -- "echo x > $WS/ro/f")" exit_code)" != 0
+is "$(field "$(bj -- "echo x > $WS/rw/g")" exit_code)" 0 "a read-write bind is writable (scenario 71)"
+r=$(bj -- 'grep -E "^(CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t " " "')
+like "$(out "$r")" "*CapEff: 0000000000000000*CapBnd: 0000000000000000*NoNewPrivs: 1*Seccomp: 2*" "caps dropped, no_new_privs, seccomp on the execute path"
+ok "canary: unshare -U is refused" test "$(field "$(bj -- 'unshare -U true')" exit_code)" != 0
+is "$(out "$(bj -- "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")")" lo "workspace profile: only lo (scenario 71)"
+like "$(out "$(SSH_AUTH_SOCK=/x/agent bj -- 'echo "[${SSH_AUTH_SOCK-unset}]"')")" "*[unset]*" "SSH_AUTH_SOCK does not reach the jail (scenario 70)"
+if [ -x "$CANARY" ]; then
+  "$CANARY" serve-tcp 38517 >/dev/null 2>&1 &
+  srv=$!
+  sleep 0.3
+  ok "canary: no network reaches a host port" test "$(field "$(bj -- "$CANARY connect-tcp 38517")" exit_code)" = 1
+  [ -S /run/docker.sock ] && ok "canary: docker.sock is masked" test "$(field "$(bj -- "$CANARY connect-unix /run/docker.sock")" exit_code)" = 1
+  kill $srv 2>/dev/null
+fi
+
+# --- profiles (scenarios 67, 71) ---
+BAD=$XDG_CONFIG_HOME/bad.yaml
+printf 'terminal:\n  bwrap_profile: bogus\n' >"$BAD"
+r=$("$BERTH" --config "$BAD" exec -b bwrap -- true 2>&1)
+rc=$?
+is "$rc" 125 "unknown profile is berth's own error"
+like "$r" "*restricted, workspace or network*" "unknown profile lists the three (scenario 67)"
+ok "unknown profile created nothing" test -z "$(ls "$XDG_STATE_HOME/berth/envs" 2>/dev/null)"
+printf 'terminal:\n  bwrap_profile: restricted\n' >"$XDG_CONFIG_HOME/r.yaml"
+like "$("$BERTH" --config "$XDG_CONFIG_HOME/r.yaml" exec -b bwrap -- 'touch r.txt' 2>&1)" "*Read-only file system*" "restricted: cannot write the cwd"
+printf 'terminal:\n  bwrap_profile: network\n' >"$XDG_CONFIG_HOME/n.yaml"
+host_if=$(tail -n +3 /proc/net/dev | wc -l | tr -d ' ')
+is "$("$BERTH" --config "$XDG_CONFIG_HOME/n.yaml" exec -b bwrap -- 'tail -n +3 /proc/net/dev | wc -l' | tr -d ' ')" "$host_if" "network: the host's interfaces"
+printf 'terminal:\n  bwrap_memory_mb: -1\n' >"$XDG_CONFIG_HOME/m.yaml"
+r=$("$BERTH" --config "$XDG_CONFIG_HOME/m.yaml" exec -b bwrap -- true 2>&1)
+is "$?" 125 "a negative limit is refused"
+printf 'terminal:\n  bwrap_memory_mb: 300\n  bwrap_cpu_seconds: 9\n  bwrap_max_procs: 50\n' >"$XDG_CONFIG_HOME/l.yaml"
+is "$("$BERTH" --config "$XDG_CONFIG_HOME/l.yaml" exec -b bwrap -- 'echo $(ulimit -v) $(ulimit -t) $(ulimit -u)')" "307200 9 52" "rlimits from bwrap_memory_mb, bwrap_cpu_seconds, bwrap_max_procs"
+
+# --- a named environment keeps its jail ---
+N=keep$$
+bx -e "$N" -- 'echo kept > /tmp/berth-keep; export KEEP_ME=yes; setsid sleep 4711 </dev/null >/dev/null 2>&1 &' >/dev/null
+is "$(bx -e "$N" -- 'cat /tmp/berth-keep')" kept "/tmp persists between commands of a named environment"
+is "$(bx -e "$N" -- 'echo $KEEP_ME')" yes "exports persist"
+is "$(bx -e "$N" -- 'pgrep -c -f "sleep 4711"')" 1 "a background process persists"
+ok "the host /tmp is untouched" test ! -e /tmp/berth-keep
+M=other$$
+is "$(bx -e "$M" -- 'cat /tmp/berth-keep 2>/dev/null || echo none')" none "another environment does not see its /tmp"
+is "$(bx -e "$M" -- 'pgrep -c -f "sleep 4711"')" 0 "... nor its processes"
+# a jail that died is re-created, and the result says so
+st=$XDG_STATE_HOME/berth/envs/$N
+kill -9 "$(sed -n 's/^pid=//p' "$st/jail")"
+sleep 0.3
+r=$(bj -e "$N" -- 'cat /tmp/berth-keep 2>/dev/null || echo gone')
+is "$(field "$r" environment_recreated)" true "a dead jail is re-created and reported"
+is "$(out "$r")" gone "... with a fresh /tmp"
+is "$("$BERTH" rm "$N" >/dev/null 2>&1; echo $?)" 0 "berth rm"
+ok "berth rm destroys the jail" bash -c "! pgrep -f 'slee[p] 4711' >/dev/null"
+"$BERTH" rm "$M" >/dev/null 2>&1
+
+# --- timeouts kill the tree inside the jail ---
+r=$(bj -t 2 -- 'sleep 4801 & setsid sleep 4802 & sleep 4803')
+is "$(field "$r" exit_code)" 124 "timeout exits 124"
+ok "the whole tree died, setsid included" bash -c "! pgrep -f 'sleep 480[123]' >/dev/null"
+
+# --- a throw-away jail dies with berth ---
+bx -- 'setsid sleep 4901 </dev/null >/dev/null 2>&1 &' >/dev/null
+sleep 0.3
+ok "a throw-away environment's background process dies with it" bash -c "! pgrep -f 'slee[p] 4901' >/dev/null"
+
+# --- streams: exec-prefix joins the same jail ---
+X=pref$$
+bx -e "$X" -- 'echo via-execute > /tmp/berth-pref' >/dev/null
+mapfile -t prefix < <("$BERTH" --config "$CFG" exec-prefix -b bwrap -e "$X" --json | jq -r '.[]')
+is "$("${prefix[@]}" bash -c 'cat /tmp/berth-pref; grep NoNewPrivs /proc/self/status | tr -d "\t"')" $'via-execute\nNoNewPrivs:1' "exec-prefix joins the environment's jail, confined"
+is "$(printf 'a b\n' | "${prefix[@]}" bash -c 'read x y; echo "$y|$x"; echo e >&2' 2>/dev/null)" "b|a" "exec-prefix: stdin in, stdout out, words unchanged"
+"$BERTH" rm "$X" >/dev/null 2>&1
+
+# --- fail closed ---
+if [ -x "$DENYNS" ]; then
+  r=$("$DENYNS" "$BERTH" --config "$CFG" exec -b bwrap -- "touch $WS/ran-unconfined" 2>&1)
+  is "$?" 125 "no user namespaces: berth's own error, not a result"
+  like "$r" "*seccomp filter of the enclosing container*" "the reason names the container's seccomp filter"
+  ok "nothing ran unconfined" test ! -e "$WS/ran-unconfined"
+  r=$("$BERTH" backends --json | jq -r '.[] | select(.name == "bwrap") | .status')
+  is "$r" ready "probe: ready here"
+  r=$("$DENYNS" "$BERTH" backends --json | jq -r '.[] | select(.name == "bwrap") | .status + ": " + .reason')
+  like "$r" "unavailable: *seccomp filter of the enclosing container*" "probe: unavailable with the reason under a container-like filter"
+fi
+ok "no ghost files in HOME" test "$(cd "$HOME" && find . | sort | tr '\n' ' ')" = ". ./.ssh ./.ssh/id_rsa "
+
+done_testing
