@@ -445,7 +445,10 @@ sing_create (berth_env *env, berth_error **reterr)
           fclose (f);
         }
     }
-  if (s->pwd == NULL && (r = probe_home (s, reterr)) < 0)
+  /* Throw-away environments skip the question (one exec less per
+     `berth exec`): Apptainer starts contained execs in the home anyway,
+     and libberth's bootstrap changes to the environment's cwd.  */
+  if (s->pwd == NULL && s->persistent && (r = probe_home (s, reterr)) < 0)
     {
       if (!exists && !s->persistent)
         {

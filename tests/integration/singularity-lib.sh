@@ -117,8 +117,8 @@ t_exec_basic ()
     check "exec: --memory/--cpus from container_memory/container_cpu" log_has 'instance start .*--memory 5120M --cpus 1 '
   fi
   check "exec: throw-away instance named berth-tmp-<pid>-<id>" log_has 'instance start .* berth-tmp-[0-9]+-[0-9a-f]+$'
-  check "exec: exec --cleanenv --pwd HOME instance://NAME bash -c" \
-    log_has '^apptainer exec --cleanenv --pwd /[^ ]* instance://berth-tmp-[0-9]+-[0-9a-f]+ bash -c '
+  check "exec: exec --cleanenv [--pwd HOME] instance://NAME bash -c" \
+    log_has '^apptainer exec --cleanenv (--pwd /[^ ]* )?instance://berth-tmp-[0-9]+-[0-9a-f]+ bash -c '
   check "exec: throw-away instance stopped at exit" log_has '^apptainer instance stop berth-tmp-'
   check "exec: no berth-tmp instance left" bash -c "! ( '$T/bin/apptainer' instance list --json | grep -q berth-tmp- )"
 }
@@ -174,6 +174,7 @@ t_persistent ()
     log_has "instance start --containall --no-home --overlay $XDG_STATE_HOME/berth/[^ ]*/$name/overlay "
   inst=$(sed -n 's/.*instance start .* \(berth-env-[^ ]*\)$/\1/p' "$SING_LOG" | head -1)
   check "persistent: instance named berth-env-NAME-<hash>" [ -n "$inst" ]
+  check "persistent: exec --cleanenv --pwd HOME instance://NAME" log_has "^apptainer exec --cleanenv --pwd /[^ ]* instance://$inst bash -c "
   check "persistent: instance kept after the invocation" bash -c "instances() { '$T/bin/apptainer' instance list --json; }; instances | grep -q '\"$inst\"'"
   b exec -b singularity -e "$name" -- 'cat ~/persist.txt; pwd; echo "KEEP=$KEEP"'
   check "persistent: files, cwd and exports persist" bash -c "grep -q '^data' '$T/out' && grep -q '^/opt/w' '$T/out' && grep -q 'KEEP=kept' '$T/out'"
