@@ -57,7 +57,7 @@ write_config () {
   {
     echo "terminal:"
     echo "  backend: docker"
-    echo "  docker_image: berth-test:latest"
+    case " $* " in *" docker_image:"*) ;; *) echo "  docker_image: berth-test:latest" ;; esac
     echo "  container_memory: 512"
     echo "  container_cpu: 1"
     for l in "$@"; do echo "  $l"; done
