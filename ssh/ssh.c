@@ -32,6 +32,8 @@
 #include <berth/provider.h>
 #include "ssh-argv.h"
 #include "ssh-mux.h"
+#include "ssh-proc.h"
+#include "ssh-quote.h"
 
 #define SSH_DEFAULT_CONNECT_TIMEOUT 10
 #define SSH_DEFAULT_PERSIST_NAMED 600
@@ -499,6 +501,53 @@ ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret
   return 0;
 }
 
+/* execute's transport: the ssh client spawned directly (one exec fewer
+   than the exec_prefix helper on every command), the words quoted here.  */
+static int
+ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr)
+{
+  ssh_env *e = berth_env_get_data (env);
+  const char *user = BERTH_HAS_FIELD (req, berth_start_req, user) ? req->user : NULL;
+  const char *sudo[] = { "sudo", "-n", "-H", "-u", user, "--" };
+  const char **words = NULL;
+  berth_ssh_settings s;
+  char **argv = NULL, *joined = NULL;
+  size_t n = 0, nargs = berth_strv_length (req->argv);
+  int r;
+
+  if (e == NULL)
+    return berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment was not created");
+  if (nargs == 0)
+    return berth_error_set (reterr, EINVAL, "ssh: nothing to run");
+  if ((r = ensure_master (env, e, reterr)) < 0)
+    return r;
+  words = calloc (nargs + 7, sizeof (char *));
+  if (words == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  if (user && *user && strcmp (user, e->user) != 0)
+    for (size_t i = 0; i < 6; i++)
+      words[n++] = sudo[i];
+  for (size_t i = 0; i < nargs; i++)
+    words[n++] = req->argv[i];
+  r = berth_ssh_join_words (words, n, &joined);
+  free (words);
+  if (r < 0)
+    return berth_error_errno (reterr, -r, "ssh: cannot quote the command");
+  s = settings_of (e);
+  r = berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, !req->has_stdin, NULL, &argv);
+  if (r == 0 && (berth_strv_push (&argv, "--") < 0 || berth_strv_push (&argv, joined) < 0))
+    r = -ENOMEM;
+  free (joined);
+  if (r < 0)
+    {
+      berth_strv_free (argv);
+      return berth_error_errno (reterr, -r, "out of memory");
+    }
+  r = berth_ssh_proc_spawn ((const char *const *) argv, berth_env_host_environ (env), req->has_stdin, ret, reterr);
+  berth_strv_free (argv);
+  return r;
+}
+
 static int
 ssh_cleanup (berth_env *env, bool remove, berth_error **reterr)
 {
@@ -670,6 +719,7 @@ const berth_provider_ops berth_ssh_provider = {
   .setup_instructions = ssh_setup,
   .create = ssh_create,
   .exec_prefix = ssh_exec_prefix,
+  .start = ssh_start,
   .cleanup = ssh_cleanup,
   .gc = ssh_gc,
   .free_data = ssh_env_free,
