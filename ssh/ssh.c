@@ -8,10 +8,12 @@
  *    sibling environments to the same destination never share or kill
  *    each other's master.  Connection failures (unreachable, auth refused,
  *    host key changed) are errors with ssh's own message.
- *  - exec_prefix() checks the master in-process over its control socket
- *    (ssh-mux.c, no fork) and re-establishes a dead or wedged one, then
- *    returns [berth-ssh-exec, ssh, -T, ..., host, --]: the helper quotes
- *    the following words for the remote shell so they arrive unchanged.
+ *  - start() (execute, kill scripts, streams) and exec_prefix() first
+ *    check the master in-process over its control socket (ssh-mux.c, no
+ *    fork) and re-establish a dead or wedged one.  start() spawns
+ *    `ssh -T ... host -- <quoted words>` itself (ssh-proc.c); exec_prefix()
+ *    returns [berth-ssh-exec, ssh, -T, ..., host, --] for other callers:
+ *    the helper quotes the words that follow so they arrive unchanged.
  *  - cleanup() leaves a named environment's master for the next `berth
  *    exec -e NAME`, and otherwise sends `-O exit` to this environment's
  *    master only.  */
@@ -428,13 +430,8 @@ ssh_create (berth_env *env, berth_error **reterr)
       r = berth_error_set (reterr, BERTH_E_UNAVAILABLE, "ssh is not installed or not in PATH: install the OpenSSH client (apt install openssh-client)");
       goto fail;
     }
+  /* only exec_prefix needs the helper (execute uses start): checked there */
   e->helper = berth_helper_path ("berth-ssh-exec");
-  if (e->helper == NULL || access (e->helper, X_OK) < 0)
-    {
-      r = berth_error_set (reterr, BERTH_E_UNAVAILABLE, "ssh: the helper %s is missing: reinstall berth (or set BERTH_LIBEXECDIR)",
-                           e->helper ? e->helper : "berth-ssh-exec");
-      goto fail;
-    }
   if (rt == NULL)
     {
       r = berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment has no runtime directory");
@@ -474,6 +471,9 @@ ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret
 
   if (e == NULL)
     return berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment was not created");
+  if (e->helper == NULL || access (e->helper, X_OK) < 0)
+    return berth_error_set (reterr, BERTH_E_UNAVAILABLE, "ssh: the helper %s is missing: reinstall berth (or set BERTH_LIBEXECDIR)",
+                            e->helper ? e->helper : "berth-ssh-exec");
   if ((r = ensure_master (env, e, reterr)) < 0)
     return r;
   s = settings_of (e);
