@@ -251,6 +251,40 @@ test_parse_instances (void **state)
   assert_int_equal (sing_parse_instances (NULL, &v, &n), 0);
 }
 
+/* Random and truncated inputs: no crash, no over-read (run under ASan
+   with --enable-asan), every name returned is valid.  */
+static void
+test_parse_instances_robust (void **state)
+{
+  static const char alphabet[] = "{}[]\":, \t\n\\instancepid0123456789-_.ab";
+  const char *good = "{\"instances\": [{\"instance\": \"n1\", \"pid\": 5}]}";
+  char buf[256];
+  unsigned seed = 12345;
+  (void) state;
+  for (int iter = 0; iter < 20000; iter++)
+    {
+      size_t len = (size_t) (rand_r (&seed) % (sizeof buf - 1));
+      sing_instance *v = NULL;
+      size_t n = 0;
+      if (iter % 4 == 0)
+        {
+          /* A prefix of a valid document, with some bytes flipped.  */
+          len = len % (strlen (good) + 1);
+          memcpy (buf, good, len);
+          if (len > 0)
+            buf[rand_r (&seed) % len] = alphabet[rand_r (&seed) % (sizeof alphabet - 1)];
+        }
+      else
+        for (size_t i = 0; i < len; i++)
+          buf[i] = alphabet[rand_r (&seed) % (sizeof alphabet - 1)];
+      buf[len] = '\0';
+      assert_true (sing_parse_instances (buf, &v, &n) >= 0);
+      for (size_t i = 0; i < n; i++)
+        assert_true (sing_valid_instance_name (v[i].name));
+      sing_instances_free (v, n);
+    }
+}
+
 static void
 test_tail (void **state)
 {
@@ -279,6 +313,7 @@ main (void)
     cmocka_unit_test (test_other_argv),
     cmocka_unit_test (test_binds),
     cmocka_unit_test (test_parse_instances),
+    cmocka_unit_test (test_parse_instances_robust),
     cmocka_unit_test (test_tail),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
