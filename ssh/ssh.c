@@ -57,6 +57,8 @@ typedef struct ssh_env
   char *control_dir;
   char *lock_path;
   char *pid_path;
+  char *dest_path; /* the settings the running master was started with */
+  char *identity;
   bool persistent;
 } ssh_env;
 
@@ -76,6 +78,8 @@ ssh_env_free (void *data)
   free (e->control_dir);
   free (e->lock_path);
   free (e->pid_path);
+  free (e->dest_path);
+  free (e->identity);
   free (e);
 }
 
@@ -272,6 +276,56 @@ stop_master (berth_env *env, const char *control_path, const char *pid_path, int
   unlink (pid_path);
 }
 
+/* Everything that decides where the master connects: a named
+   environment whose configuration changed gets a new master.  */
+static char *
+identity_of (const ssh_env *e)
+{
+  char *id = NULL, *opts = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&opts, &len);
+  if (f == NULL)
+    return NULL;
+  for (size_t i = 0; e->options && e->options[i]; i++)
+    fprintf (f, "%s\n", e->options[i]);
+  fclose (f);
+  if (asprintf (&id, "user=%s\nhost=%s\nport=%d\nkey=%s\ntimeout=%d\n%s", e->user, e->host, e->port, e->key ? e->key : "",
+                e->connect_timeout, opts ? opts : "") < 0)
+    id = NULL;
+  free (opts);
+  return id;
+}
+
+static bool
+identity_matches (const ssh_env *e)
+{
+  char buf[8192];
+  ssize_t n;
+  int fd = open (e->dest_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return false;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n < 0)
+    return false;
+  buf[n] = '\0';
+  return e->identity && strcmp (buf, e->identity) == 0;
+}
+
+static void
+record_identity (const ssh_env *e)
+{
+  int fd;
+  if (e->identity == NULL)
+    return;
+  fd = open (e->dest_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return;
+  if (write (fd, e->identity, strlen (e->identity)) != (ssize_t) strlen (e->identity))
+    unlink (e->dest_path);
+  close (fd);
+}
+
 static int
 lock_master (const ssh_env *e)
 {
@@ -347,6 +401,7 @@ ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
       if (state == BERTH_SSH_MUX_ALIVE)
         {
           record_master (e, pid);
+          record_identity (e);
           berth_logf (env, BERTH_LOG_DEBUG, "ssh: master %d for %s on %s", (int) pid, dest, e->control_path);
           r = 0;
         }
@@ -451,6 +506,23 @@ ssh_create (berth_env *env, berth_error **reterr)
       free (reason);
       goto fail;
     }
+  if (asprintf (&e->dest_path, "%s.dest", e->control_path) < 0)
+    {
+      e->dest_path = NULL;
+      r = berth_error_errno (reterr, ENOMEM, "out of memory");
+      goto fail;
+    }
+  e->identity = identity_of (e);
+  if (!identity_matches (e))
+    {
+      /* a master from other settings (or none): never reuse it */
+      int state = berth_ssh_mux_check (e->control_path, SSH_MUX_RECHECK_MS, NULL);
+      if (state != BERTH_SSH_MUX_ABSENT)
+        {
+          berth_logf (env, BERTH_LOG_INFO, "ssh: the ssh settings changed; replacing the connection master");
+          stop_master (env, e->control_path, e->pid_path, state);
+        }
+    }
   if ((r = ensure_master (env, e, reterr)) < 0)
     goto fail;
   berth_env_set_data (env, e);
@@ -553,7 +625,7 @@ ssh_cleanup (berth_env *env, bool remove, berth_error **reterr)
 {
   ssh_env *e = berth_env_get_data (env);
   const char *rt = berth_env_runtime_dir (env);
-  char *path = NULL, *dir = NULL, *lock = NULL, *pidf = NULL;
+  char *path = NULL, *dir = NULL, *lock = NULL, *pidf = NULL, *dest = NULL;
   int state;
 
   if (!remove && berth_env_is_persistent (env))
@@ -571,7 +643,10 @@ ssh_cleanup (berth_env *env, bool remove, berth_error **reterr)
       state = berth_ssh_mux_check (path, 1000, NULL);
       stop_master (env, path, pidf, state);
       unlink (lock);
+      if (asprintf (&dest, "%s.dest", path) >= 0)
+        unlink (dest);
     }
+  free (dest);
   free (path);
   free (dir);
   free (lock);

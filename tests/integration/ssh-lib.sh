@@ -82,4 +82,14 @@ env_master_pid () { # NAME
 }
 # ssh master processes whose control path lies under our runtime dir
 masters () { pgrep -f -- "-oControlPath=$XDG_RUNTIME_DIR/" | sort; }
+# PID has exited (or is a zombie nobody reaps) within 3 s
+gone () {
+  local i
+  for i in $(seq 1 30); do
+    kill -0 "$1" 2>/dev/null || return 0
+    [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
 remote_ps () { ps -u "$BERTH_SSHD_USER" -o pid=,args= 2>/dev/null; }

@@ -37,7 +37,7 @@ b exec -e named2 -- true; rc=$?
 pid2=$(env_master_pid named2)
 check "a sibling environment gets its own master" [ "$rc" = 0 -a -n "$pid2" -a "$pid2" != "$pid1" ]
 b rm named2; rc=$?
-check "berth rm closes the sibling's master" [ "$rc" = 0 ] && ! kill -0 "$pid2" 2>/dev/null
+check "berth rm closes the sibling's master" [ "$rc" = 0 ] && gone "$pid2"
 check "... and leaves the first environment's master alone" kill -0 "$pid1"
 a3=$(auth_count)
 b exec -e named1 -- true
@@ -66,8 +66,16 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 pid4=$(env_master_pid named1)
 check "a wedged master is detected and replaced (${ms} ms)" [ "$rc" = 0 -a "$out" = unwedged -a "$ms" -lt 15000 ]
 [ "$rc" = 0 ] || diag "rc=$rc out=$out err=$(cat "$TDIR/err")"
-check "... and the wedged one is gone" [ -n "$pid4" -a "$pid4" != "$pid3" ] && ! kill -0 "$pid3" 2>/dev/null
+check "... and the wedged one is gone" [ -n "$pid4" -a "$pid4" != "$pid3" ] && gone "$pid3"
 kill -CONT "$pid3" 2>/dev/null
+
+# ---- changed settings never reuse a master made for other ones ----
+write_config "$TDIR/changed.yaml" "ssh_connect_timeout: 7"
+a6=$(auth_count)
+out=$("$BERTH" --config "$TDIR/changed.yaml" exec -e named1 -- 'echo changed' 2>"$TDIR/err"); rc=$?
+pid5=$(env_master_pid named1)
+check "a named environment whose ssh settings changed gets a new master" [ "$rc" = 0 -a "$out" = changed -a "$(auth_count)" = $((a6 + 1)) -a "$pid5" != "$pid4" ]
+check "... and the old one is closed" gone "$pid4"
 
 # ---- transport errors versus command results ----
 out=$(b exec -b ssh -- 'echo before; exit 255' 2>"$TDIR/err"); rc=$?
@@ -183,12 +191,12 @@ check "a long runtime dir falls back to a short private socket path" [ "$rc" = 0
 [ "$rc" = 0 ] || diag "rc=$rc $(cat "$TDIR/err")"
 fbpid=$(cat /tmp/berth-ssh-"$(id -u)"/"$fb".pid 2>/dev/null)
 XDG_RUNTIME_DIR=$long "$BERTH" --config "$CFG" rm longpath; rc=$?
-check "... and berth rm closes that master too" [ "$rc" = 0 -a -n "$fbpid" ] && ! kill -0 "$fbpid" 2>/dev/null && [ ! -e /tmp/berth-ssh-"$(id -u)"/"$fb" ]
+check "... and berth rm closes that master too" [ "$rc" = 0 -a -n "$fbpid" ] && gone "$fbpid" && [ ! -e /tmp/berth-ssh-"$(id -u)"/"$fb" ]
 
 # ---- cleanup ----
 pid=$(env_master_pid named1)
 b rm named1; rc=$?
-check "berth rm closes the named environment's master" [ "$rc" = 0 ] && ! kill -0 "$pid" 2>/dev/null
+check "berth rm closes the named environment's master" [ "$rc" = 0 ] && gone "$pid"
 check "no master of ours is left" [ -z "$(masters)" ]
 
 done_testing
