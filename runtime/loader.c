@@ -267,8 +267,8 @@ load_module_dir (berth_ctx *ctx, const char *dir)
               info->description = ops->description ? one_line (ops->description) : NULL;
             }
         }
-      else if (r >= 0)
-        berth_ctx_log (ctx, BERTH_LOG_DEBUG, "loader", "module %s loaded", path);
+      if (r >= 0)
+        berth_ctx_log (ctx, BERTH_LOG_DEBUG, "loader", "module %s: backend %s", path, ops->name);
       berth_error_free (err);
     }
   free (names);
