@@ -18,8 +18,10 @@
  *     session.  Exits with ARGV's status (re-raising its signal).
  *   berth-jail destroy --state DIR     kill the jail (idempotent)
  *   berth-jail status --state DIR      exit 0 when running, 1 when not
- *   berth-jail probe [--network]       build and tear down a trial jail;
- *                                      print the reason when impossible
+ *   berth-jail probe [--network] [--full]
+ *     Check, in a throw-away child with the jail's namespaces, every step
+ *     that fails where confinement is impossible (--full: build a real
+ *     jail, run a command, tear it down); print "ok" or the reason.
  *
  * Exit status 125: berth-jail itself failed (one line on stderr).  */
 #include "config.h"
@@ -39,6 +41,7 @@
 #include <sys/capability.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -62,7 +65,7 @@ usage (void)
          "       berth-jail exec --state DIR [--cwd DIR] [--keep-session] -- ARGV...\n"
          "       berth-jail destroy --state DIR\n"
          "       berth-jail status --state DIR\n"
-         "       berth-jail probe [--network]\n",
+         "       berth-jail probe [--network] [--full]\n",
          stderr);
   exit (2);
 }
@@ -636,6 +639,86 @@ run_self (char *const args[], char *out, size_t outsz)
   return WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
 }
 
+/* The quick probe: in one throw-away child with the jail's namespaces,
+   the steps that fail on hosts that cannot confine (maps, propagation,
+   tmpfs, a fresh procfs, the mount API, loopback, seccomp).  */
+static int
+cmd_probe_quick (bool network)
+{
+  int p[2], status;
+  char msg[4200];
+  ssize_t n = 0;
+  pid_t pid;
+  uid_t uid = getuid ();
+  gid_t gid = getgid ();
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    die_errno (errno, "pipe");
+  fflush (NULL);
+  pid = (pid_t) syscall (SYS_clone, (unsigned long) (NS_FLAGS | (network ? 0 : CLONE_NEWNET) | SIGCHLD), NULL, NULL, NULL, 0);
+  if (pid < 0)
+    {
+      struct jail_host_facts f;
+      int e = errno;
+      jail_host_facts_read ("/", &f);
+      printf ("%s\n", jail_diagnose (&f, JAIL_STEP_USERNS, e));
+      return 1;
+    }
+  if (pid == 0)
+    {
+      struct jail_host_facts f;
+      struct sock_fprog prog;
+      int fd;
+      close (p[0]);
+      jail_report_fd = p[1];
+      prctl (PR_SET_PDEATHSIG, SIGKILL);
+      write_maps (uid, gid);
+      jail_host_facts_read ("/", &f);
+      if (mount (NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0 || mount ("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0
+          || mkdir ("/tmp/proc", 0755) < 0)
+        die ("%s", jail_diagnose (&f, JAIL_STEP_MOUNT, errno));
+      if (mount ("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        die ("%s", jail_diagnose (&f, JAIL_STEP_PROC, errno));
+      fd = open_tree (AT_FDCWD, "/", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+      if (fd >= 0)
+        {
+          struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                     .propagation = MS_PRIVATE };
+          if (mount_setattr (fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0 && errno != ENOSYS)
+            die ("%s", jail_diagnose (&f, JAIL_STEP_MOUNT, errno));
+          close (fd);
+        }
+      else if (errno != ENOSYS)
+        die ("%s", jail_diagnose (&f, JAIL_STEP_MOUNT, errno));
+      if (!network)
+        loopback_up ();
+      jail_build_seccomp (&prog);
+      if (write (p[1], "OK\n", 3) != 3)
+        _exit (1);
+      _exit (0);
+    }
+  close (p[1]);
+  for (;;)
+    {
+      ssize_t k = read (p[0], msg + n, sizeof msg - 1 - n);
+      if (k < 0 && errno == EINTR)
+        continue;
+      if (k <= 0 || (size_t) (n += k) >= sizeof msg - 1)
+        break;
+    }
+  msg[n] = '\0';
+  close (p[0]);
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (strcmp (msg, "OK\n") != 0)
+    {
+      printf ("%s%s", n > 0 ? msg : "the probe's namespace child died\n", n > 0 && msg[n - 1] != '\n' ? "\n" : "");
+      return 1;
+    }
+  puts ("ok");
+  return 0;
+}
+
+/* The full probe: a real jail, a command in it, torn down.  */
 static int
 cmd_probe (bool network)
 {
@@ -681,7 +764,7 @@ main (int argc, char **argv)
 {
   struct jail_opts o = { .profile = JAIL_PROFILE_NETWORK };
   const char *cmd, *cwd = NULL;
-  bool legacy = getenv ("BERTH_JAIL_LEGACY_MOUNT") != NULL, keep_session = false, network = false;
+  bool legacy = getenv ("BERTH_JAIL_LEGACY_MOUNT") != NULL, keep_session = false, network = false, full = false;
   int i;
 
   if (argc < 2)
@@ -734,6 +817,8 @@ main (int argc, char **argv)
         keep_session = true;
       else if (strcmp (a, "--network") == 0)
         network = true;
+      else if (strcmp (a, "--full") == 0)
+        full = true;
       else
         die ("unknown option %s (see berth-jail --help)", a);
 #undef NEXT
@@ -760,6 +845,6 @@ main (int argc, char **argv)
       return cmd_status (o.state);
     }
   if (strcmp (cmd, "probe") == 0)
-    return cmd_probe (network);
+    return full ? cmd_probe (network) : cmd_probe_quick (network);
   usage ();
 }

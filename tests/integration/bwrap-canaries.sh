@@ -268,7 +268,11 @@ expect_out "user.max_user_namespaces=0: the reason names it" 'user.max_user_name
   unshare -Ur sh -c "echo 0 > /proc/sys/user/max_user_namespaces && '$JAIL' probe"
 expect_out "masked /proc (as in a container): the reason names it" '/proc is masked' \
   unshare -Urm sh -c "mount --bind /dev/null /proc/keys && '$JAIL' create --state '$base/st-M' --workspace '$ws'"
-expect_out "probe builds and tears down a trial jail" '^ok$' "$JAIL" probe
+expect_out "masked /proc: probe names it too" '/proc is masked' \
+  unshare -Urm sh -c "mount --bind /dev/null /proc/keys && '$JAIL' probe"
+expect_out "container seccomp: probe names it" 'seccomp filter of the enclosing container' "$DENYNS" "$JAIL" probe
+expect_out "probe (quick)" '^ok$' "$JAIL" probe
+expect_out "probe --full builds and tears down a trial jail" '^ok$' "$JAIL" probe --full
 expect_out "probe --network" '^ok$' "$JAIL" probe --network
 
 # No ghost files in HOME, whatever the jails did.
