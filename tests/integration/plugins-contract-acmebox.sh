@@ -2,6 +2,7 @@
 # plugins-contract-acmebox.sh: berth's contract suite against acmebox
 # loaded as a plugin (built with its plain Makefile, installed, enabled).
 . "$(dirname "${BASH_SOURCE[0]}")/plugins-lib.sh"
+command -v jq >/dev/null || skip_all "jq is not installed"
 
 if ! build_acmebox; then
   echo "1..1"; echo "not ok 1 - acmebox builds with its plain Makefile"
