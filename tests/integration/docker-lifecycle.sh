@@ -104,7 +104,7 @@ if curl -fsS "http://$REG/v2/" >/dev/null 2>&1; then
   out=$("$BERTH" --config "$TDIR/pull.yaml" exec -- 'echo pulled' 2>"$TDIR/err"); rc=$?
   check "a missing image is pulled through the API" [ "$rc" = 0 -a "$out" = pulled ]
   [ "$rc" = 0 ] || diag "$(cat "$TDIR/err")"
-  check "... and is present afterwards" docker image inspect "$REG/berth-test:latest" >/dev/null
+  check "... and is present afterwards" eval 'docker image inspect "$REG/berth-test:latest" >/dev/null'
   out=$(b exec --image "$REG/berth-test" -- 'echo tagless' 2>"$TDIR/err"); rc=$?
   check "--image without a tag pulls/uses :latest" [ "$rc" = 0 -a "$out" = tagless ]
   docker rmi "$REG/berth-test:latest" >/dev/null 2>&1

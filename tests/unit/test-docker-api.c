@@ -299,7 +299,7 @@ static void
 test_pull_local_registry (void **state)
 {
   docker_response r = { 0 };
-  if (docker_request (client, "GET", "/distribution/127.0.0.1:5000/berth-test:latest/json", NULL, 1 << 20, &r, NULL) < 0
+  if (docker_request (client, "GET", "/distribution/127.0.0.1:5000/berth-test-api:latest/json", NULL, 1 << 20, &r, NULL) < 0
       || (system ("curl -fsS http://127.0.0.1:5000/v2/ >/dev/null 2>&1") != 0))
     {
       docker_response_clear (&r);
@@ -308,11 +308,11 @@ test_pull_local_registry (void **state)
       skip ();
     }
   docker_response_clear (&r);
-  docker_request (client, "DELETE", "/images/127.0.0.1:5000/berth-test:latest", NULL, 1 << 20, &r, NULL);
+  docker_request (client, "DELETE", "/images/127.0.0.1:5000/berth-test-api:latest", NULL, 1 << 20, &r, NULL);
   docker_response_clear (&r);
   pull_seen s = { 0 };
   docker_stream_parser *p = docker_pull_parser_new (seen, &s);
-  assert_int_equal (docker_request_stream (client, "POST", "/images/create?fromImage=127.0.0.1%3A5000%2Fberth-test&tag=latest", NULL,
+  assert_int_equal (docker_request_stream (client, "POST", "/images/create?fromImage=127.0.0.1%3A5000%2Fberth-test-api&tag=latest", NULL,
                                            count_records, p, &r, NULL),
                     0);
   assert_int_equal (r.status, 200);
@@ -321,10 +321,10 @@ test_pull_local_registry (void **state)
   docker_response_clear (&r);
   assert_true (s.records > 0);
   assert_string_equal (s.error, "");
-  assert_int_equal (docker_request (client, "GET", "/images/127.0.0.1:5000/berth-test:latest/json", NULL, 1 << 22, &r, NULL), 0);
+  assert_int_equal (docker_request (client, "GET", "/images/127.0.0.1:5000/berth-test-api:latest/json", NULL, 1 << 22, &r, NULL), 0);
   assert_int_equal (r.status, 200);
   docker_response_clear (&r);
-  docker_request (client, "DELETE", "/images/127.0.0.1:5000/berth-test:latest", NULL, 1 << 20, &r, NULL);
+  docker_request (client, "DELETE", "/images/127.0.0.1:5000/berth-test-api:latest", NULL, 1 << 20, &r, NULL);
   docker_response_clear (&r);
 
   /* No such image: an error before or inside the stream.  */

@@ -111,13 +111,17 @@ EOF
 else
   die "docker-registry not found"
 fi
-if curl -fsS "http://$registry_addr/v2/berth-test/tags/list" 2>/dev/null | grep -q latest; then
-  say "$registry_addr/berth-test:latest already pushed"
-else
-  docker tag "$image" "$registry_addr/berth-test:latest"
-  docker push -q "$registry_addr/berth-test:latest" >/dev/null
-  say "pushed $registry_addr/berth-test:latest"
-fi
-# The pull test needs the pushed name absent locally; keep only berth-test.
-docker rmi "$registry_addr/berth-test:latest" >/dev/null 2>&1 || true
+# Two repositories: berth-test for the CLI tests, berth-test-api for the
+# HTTP-layer unit test (they run in parallel and delete their local copy).
+for repo in berth-test berth-test-api; do
+  if curl -fsS "http://$registry_addr/v2/$repo/tags/list" 2>/dev/null | grep -q latest; then
+    say "$registry_addr/$repo:latest already pushed"
+  else
+    docker tag "$image" "$registry_addr/$repo:latest"
+    docker push -q "$registry_addr/$repo:latest" >/dev/null
+    say "pushed $registry_addr/$repo:latest"
+  fi
+  # The pull tests need the pushed names absent locally.
+  docker rmi "$registry_addr/$repo:latest" >/dev/null 2>&1 || true
+done
 say "ready"
