@@ -59,7 +59,7 @@ write_config () {
     echo "  ssh_host: $BERTH_SSHD_HOST"
     echo "  ssh_port: $BERTH_SSHD_PORT"
     echo "  ssh_user: $BERTH_SSHD_USER"
-    echo "  ssh_key: $BERTH_SSHD_KEY"
+    echo "  ssh_key: ${SSH_TEST_KEY:-$BERTH_SSHD_KEY}"
     echo "  ssh_options:"
     echo "    - UserKnownHostsFile=$BERTH_SSHD_KNOWN_HOSTS"
     for l in "$@"; do echo "  $l"; done
@@ -70,8 +70,13 @@ write_config "$CFG"
 
 b () { "$BERTH" --config "$CFG" "$@"; }
 
-# Logins the test sshd accepted so far.
-auth_count () { grep -c 'Accepted publickey for' "$BERTH_SSHD_LOG"; }
+# Logins the test sshd accepted so far with KEY (default: this test's key),
+# counted by fingerprint so parallel tests using other keys do not count.
+auth_count () {
+  local fp
+  fp=$(ssh-keygen -lf "${1:-${SSH_TEST_KEY:-$BERTH_SSHD_KEY}}.pub" | awk '{print $2}')
+  grep -c "Accepted publickey for .*$fp" "$BERTH_SSHD_LOG"
+}
 # The control socket directory of a named environment (its runtime dir).
 env_master_pid () { # NAME
   local d

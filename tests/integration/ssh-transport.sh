@@ -5,6 +5,9 @@
 # versus command results, timeouts that kill the remote tree, and secrets
 # that never reach an argv.
 . "$(dirname "$0")/ssh-lib.sh"
+# this script's own key: its login counts ignore the tests running beside it
+SSH_TEST_KEY=$BERTH_SSHD_KEY2
+write_config "$CFG"
 
 # ---- basics ----
 out=$(b exec -b ssh -- 'echo "hi $(whoami)"' 2>"$TDIR/err"); rc=$?
@@ -117,18 +120,28 @@ el=$(( $(date +%s) - start ))
 check "a silent host fails within the connect timeout (${el}s)" [ "$rc" = 125 -a "$el" -le 8 ]
 [ "$rc" = 125 ] || diag "rc=$rc $(cat "$TDIR/err")"
 
-# sshd stopped: a new environment fails cleanly and fast
-bash "$BERTH_SRCDIR/tests/integration/setup/sshd-stop.sh"
-EXTRA_CLEANUP='bash "$BERTH_SRCDIR/tests/integration/setup/sshd.sh" >/dev/null 2>&1'
-start=$(date +%s)
-timeout 60 "$BERTH" --config "$CFG" exec -b ssh -- true 2>"$TDIR/err"; rc=$?
-el=$(( $(date +%s) - start ))
-check "sshd stopped: error 125 within ConnectTimeout (${el}s)" [ "$rc" = 125 -a "$el" -le 12 ] && grep -q 'cannot connect' "$TDIR/err"
-diag "$(cat "$TDIR/err")"
-bash "$BERTH_SRCDIR/tests/integration/setup/sshd.sh" >/dev/null 2>&1
-EXTRA_CLEANUP=:
-out=$(b exec -b ssh -- 'echo back'); rc=$?
-check "sshd back: commands work again" [ "$rc" = 0 -a "$out" = back ]
+# sshd stopped: a second private sshd (the shared one serves the other
+# ssh tests running in parallel), used, then stopped
+port2=$(( BERTH_SSHD_PORT + 11 ))
+sed -e "s/^Port .*/Port $port2/" -e "s|^PidFile .*|PidFile $TDIR/sshd2.pid|" "$BERTH_SSHD_DIR/sshd_config" > "$TDIR/sshd2_config"
+if [ "$(id -u)" = 0 ] && /usr/sbin/sshd -f "$TDIR/sshd2_config" -E "$TDIR/sshd2.log"; then
+  EXTRA_CLEANUP='[ -f "$TDIR/sshd2.pid" ] && kill "$(cat "$TDIR/sshd2.pid")" 2>/dev/null'
+  for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port2") 2>/dev/null && break; sleep 0.1; done
+  write_config "$TDIR/sshd2.yaml"
+  sed -i "s|ssh_port: .*|ssh_port: $port2|" "$TDIR/sshd2.yaml"
+  out=$("$BERTH" --config "$TDIR/sshd2.yaml" exec -b ssh -- 'echo up'); rc=$?
+  check "a second sshd serves" [ "$rc" = 0 -a "$out" = up ]
+  kill "$(cat "$TDIR/sshd2.pid")"
+  for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port2") 2>/dev/null || break; sleep 0.1; done
+  start=$(date +%s)
+  timeout 60 "$BERTH" --config "$TDIR/sshd2.yaml" exec -b ssh -- true 2>"$TDIR/err"; rc=$?
+  el=$(( $(date +%s) - start ))
+  check "sshd stopped: error 125 within ConnectTimeout (${el}s)" [ "$rc" = 125 -a "$el" -le 12 ] && grep -q 'cannot connect' "$TDIR/err"
+  diag "$(cat "$TDIR/err")"
+  EXTRA_CLEANUP=:
+else
+  not_ok "could not start a second sshd on port $port2 (root needed)"
+fi
 
 # ---- the user's ssh setup keeps working: agent keys, ProxyCommand ----
 if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
@@ -136,7 +149,7 @@ if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
   agent_pid=$(printf '%s' "$agent_env" | sed -n 's/.*SSH_AGENT_PID=\([0-9]*\).*/\1/p')
   EXTRA_CLEANUP="kill $agent_pid 2>/dev/null"
   agent_sock=$(printf '%s' "$agent_env" | sed -n 's/.*SSH_AUTH_SOCK=\([^;]*\);.*/\1/p')
-  SSH_AUTH_SOCK=$agent_sock ssh-add -q "$BERTH_SSHD_KEY"
+  SSH_AUTH_SOCK=$agent_sock ssh-add -q "$SSH_TEST_KEY"
   cat > "$TDIR/agent.yaml" <<YAML
 terminal:
   ssh_host: $BERTH_SSHD_HOST

@@ -29,11 +29,26 @@ command -v ssh-keygen >/dev/null || die "ssh-keygen missing: apt-get install -y 
 install -d -m 0755 "$DIR"
 install -d -m 0755 /run/sshd   # privilege separation directory
 
+# Tests call this script concurrently: one at a time, and files that
+# running tests read are replaced atomically and only when they change
+# (so a running sshd is never disturbed for nothing).
+exec 9>"$DIR.lock"
+flock 9
+put () { # put FILE [MODE]: stdin to FILE if different
+  local tmp
+  tmp=$(mktemp "$1.XXXXXX")
+  cat > "$tmp"
+  chmod "${2:-0644}" "$tmp"
+  if [ -f "$1" ] && cmp -s "$tmp" "$1"; then rm -f "$tmp"; return 1; fi
+  mv -f "$tmp" "$1"
+}
+
 # Keys: generated once, kept across runs so known_hosts stays valid.
 [ -f "$DIR/host_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C berth-test-host -f "$DIR/host_ed25519"
 [ -f "$DIR/client_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C berth-test-client -f "$DIR/client_ed25519"
+[ -f "$DIR/client2_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C berth-test-client2 -f "$DIR/client2_ed25519"
 [ -f "$DIR/refused_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C berth-test-refused -f "$DIR/refused_ed25519"
-chmod 0600 "$DIR/client_ed25519" "$DIR/refused_ed25519" "$DIR/host_ed25519"
+chmod 0600 "$DIR/client_ed25519" "$DIR/client2_ed25519" "$DIR/refused_ed25519" "$DIR/host_ed25519"
 
 # The test user: bash, a home with empty dotfiles (Debian's bash sources
 # ~/.bashrc for ssh commands), an unlocked password field ('*': no
@@ -45,13 +60,19 @@ usermod -p '*' "$TUSER"
 HOME_T=$(getent passwd "$TUSER" | cut -d: -f6)
 install -d -m 0755 -o "$TUSER" -g "$TUSER" "$HOME_T"
 for f in .bashrc .profile .bash_logout; do
-  : > "$HOME_T/$f"
+  # a skeleton dotfile from useradd: emptied once
+  if [ -s "$HOME_T/$f" ]; then : > "$HOME_T/$f"; fi
+  [ -f "$HOME_T/$f" ] || : > "$HOME_T/$f"
   chown "$TUSER:$TUSER" "$HOME_T/$f"
 done
 install -d -m 0700 -o "$TUSER" -g "$TUSER" "$HOME_T/.ssh"
-install -m 0600 -o "$TUSER" -g "$TUSER" "$DIR/client_ed25519.pub" "$HOME_T/.ssh/authorized_keys"
+# two accepted keys: the second lets one test count its own logins in the
+# sshd log (by fingerprint) while other tests run in parallel
+cat "$DIR/client_ed25519.pub" "$DIR/client2_ed25519.pub" | put "$HOME_T/.ssh/authorized_keys" 0600 || true
+chown "$TUSER:$TUSER" "$HOME_T/.ssh/authorized_keys"
 
-cat > "$DIR/sshd_config" <<CONF
+config_changed=no
+put "$DIR/sshd_config" <<CONF && config_changed=yes
 # berth test sshd (written by tests/integration/setup/sshd.sh)
 Port $PORT
 ListenAddress 127.0.0.1
@@ -81,7 +102,7 @@ if [ -f "$DIR/sshd.pid" ]; then
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null \
      && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "$DIR/sshd_config"; then
     running=yes
-    kill -HUP "$pid"   # re-read the configuration
+    [ $config_changed = yes ] && kill -HUP "$pid"   # re-read the configuration
   fi
 fi
 if [ $running = no ]; then
@@ -95,23 +116,23 @@ for _ in $(seq 1 50); do
 done
 
 # known_hosts for the tests: pinned to this server's host key.
-printf '[127.0.0.1]:%s %s\n' "$PORT" "$(cut -d' ' -f1,2 "$DIR/host_ed25519.pub")" > "$DIR/known_hosts"
-chmod 0644 "$DIR/known_hosts"
+printf '[127.0.0.1]:%s %s\n' "$PORT" "$(cut -d' ' -f1,2 "$DIR/host_ed25519.pub")" | put "$DIR/known_hosts" || true
 
-cat > "$DIR/env" <<ENV
+put "$DIR/env" <<ENV || true
 BERTH_SSHD_DIR='$DIR'
 BERTH_SSHD_HOST=127.0.0.1
 BERTH_SSHD_PORT=$PORT
 BERTH_SSHD_USER=$TUSER
 BERTH_SSHD_HOME='$HOME_T'
 BERTH_SSHD_KEY='$DIR/client_ed25519'
+BERTH_SSHD_KEY2='$DIR/client2_ed25519'
 BERTH_SSHD_REFUSED_KEY='$DIR/refused_ed25519'
 BERTH_SSHD_KNOWN_HOSTS='$DIR/known_hosts'
 BERTH_SSHD_LOG='$DIR/sshd.log'
 BERTH_SSHD_CONFIG='$DIR/berth-ssh.yaml'
 ENV
 
-cat > "$DIR/berth-ssh.yaml" <<YAML
+put "$DIR/berth-ssh.yaml" <<YAML || true
 # berth configuration for the test sshd (tests/integration/setup/sshd.sh)
 terminal:
   backend: ssh
