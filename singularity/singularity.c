@@ -450,7 +450,8 @@ sing_create (berth_env *env, berth_error **reterr)
      and libberth's bootstrap changes to the environment's cwd.  */
   if (s->pwd == NULL && s->persistent && (r = probe_home (s, reterr)) < 0)
     {
-      if (!exists && !s->persistent)
+      /* Do not leave an instance we just started and cannot use.  */
+      if (!exists)
         {
           char **argv = sing_stop_argv (s->bin, s->name, true);
           char *out = NULL;
