@@ -167,7 +167,10 @@ read_settings (const berth_config *cfg, ssh_env *e, berth_error **reterr)
   e->host = host ? strdup (host) : NULL;
   e->user = user ? strdup (user) : NULL;
   e->key = key ? strdup (key) : NULL;
+  /* a list of "Key=Value", a mapping {Key: Value}, or one "Key=Value" */
   e->options = berth_config_strv (cfg, "terminal.ssh_options");
+  if (e->options == NULL && cfg_scalar (cfg, "terminal.ssh_options"))
+    e->options = berth_strv_new (cfg_scalar (cfg, "terminal.ssh_options"), NULL);
   if ((host && !e->host) || (user && !e->user) || (key && !e->key))
     return berth_error_errno (reterr, ENOMEM, "out of memory");
   return 0;
