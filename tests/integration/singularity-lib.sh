@@ -342,6 +342,18 @@ t_discovery ()
   check "version: hang -> 125 \"timed out\"" bash -c "[ $rc = 125 ] && grep -q 'timed out' '$T/err'"
 }
 
+t_no_bash ()
+{
+  [ "$SING_MODE" = double ] || return 0
+  cp -a "$APPTAINER_DOUBLE_ROOTFS" "$T/nobash" && rm -f "$T/nobash/bin/bash"
+  b exec -b singularity --image "$T/nobash" -- 'echo hi'
+  check "no bash: throw-away -> berth error 125 naming bash" bash -c "[ $rc = 125 ] && grep -q bash '$T/err'"
+  b exec -b singularity -e nobash$$ --image "$T/nobash" -- 'echo hi'
+  check "no bash: named -> 125 'berth needs bash in the image'" bash -c "[ $rc = 125 ] && grep -q 'needs bash' '$T/err'"
+  check "no bash: no instance left behind" bash -c "! ( '$T/bin/apptainer' instance list --json | grep -q 'nobash' )"
+  "$BERTH" rm nobash$$ > /dev/null 2>&1
+}
+
 sing_run_all ()
 {
   t_doctor
@@ -356,6 +368,7 @@ sing_run_all ()
   t_timeout
   t_exec_prefix
   t_gc
+  t_no_bash
   t_discovery
   echo "1..$t_n"
   [ $t_fail = 0 ]
