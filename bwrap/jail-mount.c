@@ -155,15 +155,30 @@ bind_tree (int srcfd, const char *dest, bool ro)
       struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0),
                                  .propagation = MS_PRIVATE };
       int t = open_tree (srcfd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-      if (t < 0)
+      bool walk = false;
+      if (t < 0 && errno == ENOSYS)
+        legacy_mode = true; /* Linux < 5.2: bind and walk the mount table */
+      else if (t < 0)
         die_step (JAIL_STEP_MOUNT, errno, "cannot clone the mount tree for %s", dest);
-      /* One call, atomic across every submount (unlike a remount walk).  */
-      if (mount_setattr (t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
-        die_step (JAIL_STEP_MOUNT, errno, "cannot make %s%s nosuid,nodev", dest, ro ? " read-only," : "");
-      if (move_mount (t, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-        die_step (JAIL_STEP_MOUNT, errno, "cannot attach the bind on %s", dest);
-      close (t);
-      return;
+      else
+        {
+          /* One call, atomic across every submount (unlike a remount walk).  */
+          if (mount_setattr (t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+            {
+              if (errno != ENOSYS)
+                die_step (JAIL_STEP_MOUNT, errno, "cannot make %s%s nosuid,nodev", dest, ro ? " read-only," : "");
+              walk = true; /* Linux < 5.12: attach, then walk */
+            }
+          if (move_mount (t, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+            die_step (JAIL_STEP_MOUNT, errno, "cannot attach the bind on %s", dest);
+          close (t);
+          if (walk)
+            {
+              xmount (NULL, dest, NULL, MS_REC | MS_PRIVATE, NULL);
+              remount_tree_legacy (dest, MS_NOSUID | MS_NODEV | (ro ? MS_RDONLY : 0));
+            }
+          return;
+        }
     }
   {
     char src[64];

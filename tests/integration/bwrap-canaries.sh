@@ -243,6 +243,20 @@ else
   not_ok "create with --legacy-mount (libmount walk)"
 fi
 
+# Older kernels: no mount_setattr (< 5.12), no new mount API at all (< 5.2).
+if [ -x "$DENYNS" ]; then
+  for k in no-mount-setattr no-mount-api; do
+    if (cd "$ws" && HOME=$home "$DENYNS" --$k "$JAIL" create --state "$base/st-K$k" --home "$home" --workspace "$ws" \
+          --bind-to "$base/rwbind" "$base/rwbind") >/dev/null 2>&1; then
+      ok "kernel without $k: the jail falls back to the libmount walk"
+      check "kernel without $k: every other mount is read-only" mounts_ro "K$k"
+      refuse "kernel without $k: ~/.ssh key hidden" E "K$k" grep -q SECRET "$home/.ssh/id_ed25519"
+    else
+      not_ok "kernel without $k: the jail falls back to the libmount walk"
+    fi
+  done
+fi
+
 # ---- lifetime ----
 check "destroy A" "$JAIL" destroy --state "$base/st-A"
 refuse "status after destroy" "$JAIL" status --state "$base/st-A"
