@@ -151,4 +151,30 @@ check "nothing was executed on the way" [ ! -e /tmp/pwned ]
 tid=$(json_field "$TDIR/r.json" env)
 check "the throw-away environment's container is gone ($tid)" [ -n "$tid" ] && [ -z "$(env_containers "$tid")" ]
 
+# ---- DOCKER_HOST=tcp:// with TLS (the listener of setup/docker.sh)
+TLS=${BERTH_TEST_STATE:-/var/lib/berth-test}/tls
+if [ -f "$TLS/client/cert.pem" ] && curl -fsS --cacert "$TLS/ca.pem" --cert "$TLS/client/cert.pem" --key "$TLS/client/key.pem" \
+     https://127.0.0.1:2376/_ping >/dev/null 2>&1; then
+  tlsb () { DOCKER_HOST=tcp://127.0.0.1:2376 DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$TLS/client b "$@"; }
+  out=$(tlsb exec -- 'echo over-tls; cat' <<<"stdin via tls" 2>"$TDIR/err"); rc=$?
+  check "tcp:// + TLS: a command runs" [ "$rc" = 0 ] && [[ "$out" == over-tls* ]]
+  [ "$rc" = 0 ] || diag "$(cat "$TDIR/err")"
+  out=$(printf 'a\nb\n' | tlsb exec --stdin - -- 'wc -l' 2>"$TDIR/err"); rc=$?
+  check "tcp:// + TLS: stdin is fed and half-closed" [ "$rc" = 0 -a "$(echo $out)" = 2 ]
+  [ "$rc" = 0 ] || diag "$(cat "$TDIR/err")"
+  out=$(tlsb exec -e "$P-tls" -t 2 -- 'sleep 30' 2>&1); rc=$?
+  check "tcp:// + TLS: a timeout still kills (124)" [ "$rc" = 124 ]
+  mkdir -p "$TDIR/badca"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=other -keyout "$TDIR/badca/key.pem" -out "$TDIR/badca/ca.pem" 2>/dev/null
+  cp "$TLS/client/cert.pem" "$TDIR/badca/cert.pem"; cp "$TLS/client/key.pem" "$TDIR/badca/key.pem"
+  out=$(DOCKER_HOST=tcp://127.0.0.1:2376 DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$TDIR/badca b exec -- true 2>&1); rc=$?
+  check "tcp:// + TLS: an unknown server certificate is refused with a TLS hint" eval '[ "$rc" = 125 ] && [[ "$out" == *TLS*DOCKER_CERT_PATH* ]]'
+  diag "$out"
+  out=$(DOCKER_HOST=tcp://127.0.0.1:2376 DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$TDIR/nothing b exec -- true 2>&1); rc=$?
+  check "tcp:// + TLS: missing certificates say where to put them" eval '[ "$rc" = 125 ] && [[ "$out" == *ca.pem* ]]'
+else
+  if must_work; then not_ok "no TLS listener on 127.0.0.1:2376 (tests/integration/setup/docker.sh starts dockerd with one)"
+  else ok "# SKIP no TLS listener on 127.0.0.1:2376"; fi
+fi
+
 done_testing

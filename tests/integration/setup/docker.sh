@@ -23,9 +23,45 @@ for t in dockerd docker busybox bash-static; do
   command -v "$t" >/dev/null || die "$t not found (apt-get install docker.io busybox-static bash-static docker-registry)"
 done
 mkdir -p "$state"
+# Test scripts call this in parallel (make -j): one at a time.
+exec 9>"$state/setup.lock"
+flock 9
 export DOCKER_HOST=unix://$sock
 
+# ---- TLS material for the tcp:// listener (DOCKER_TLS_VERIFY tests)
+tls=$state/tls
+if [ ! -f "$tls/client/key.pem" ] && command -v openssl >/dev/null; then
+  mkdir -p "$tls/client"
+  (
+    cd "$tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=berth-test-ca -keyout ca-key.pem -out ca.pem 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server-key.pem -out server.csr 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 3650 -extfile server.ext -out server-cert.pem 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=berth-client -keyout client/key.pem -out client.csr 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' >client.ext
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 3650 -extfile client.ext -out client/cert.pem 2>/dev/null
+    cp ca.pem client/ca.pem
+    chmod 0644 client/*.pem
+  )
+  say "generated TLS certificates in $tls (client: DOCKER_CERT_PATH=$tls/client)"
+fi
+tls_args=()
+[ -f "$tls/server-key.pem" ] && tls_args=(-H tcp://127.0.0.1:2376 --tlsverify --tlscacert "$tls/ca.pem"
+  --tlscert "$tls/server-cert.pem" --tlskey "$tls/server-key.pem")
+tls_up () {
+  curl -fsS --cacert "$tls/ca.pem" --cert "$tls/client/cert.pem" --key "$tls/client/key.pem" https://127.0.0.1:2376/_ping >/dev/null 2>&1
+}
+
 # ---- dockerd
+if docker version >/dev/null 2>&1 && [ ${#tls_args[@]} -gt 0 ] && ! tls_up \
+   && [ -f "$state/dockerd.pid" ] && kill -0 "$(cat "$state/dockerd.pid")" 2>/dev/null; then
+  # Ours, but started before the TLS listener existed: restart it.
+  say "restarting dockerd to add the TLS listener on 127.0.0.1:2376"
+  pid=$(cat "$state/dockerd.pid")
+  kill "$pid"
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+fi
 if docker version >/dev/null 2>&1; then
   say "dockerd already answering on $sock"
 else
@@ -38,7 +74,7 @@ else
   fi
   say "starting dockerd (log: $state/dockerd.log)"
   setsid dockerd --iptables=false --ip-masq=false --bridge=none \
-    -H unix://$sock >"$state/dockerd.log" 2>&1 </dev/null &
+    -H unix://$sock "${tls_args[@]}" >"$state/dockerd.log" 2>&1 </dev/null 9>&- &
   echo $! >"$state/dockerd.pid"
   for _ in $(seq 1 150); do
     docker version >/dev/null 2>&1 && break
@@ -46,6 +82,11 @@ else
   done
   docker version >/dev/null 2>&1 || { tail -n 20 "$state/dockerd.log" >&2; die "dockerd did not come up"; }
   say "dockerd up ($(docker version --format '{{.Server.Version}} API {{.Server.APIVersion}}'))"
+fi
+if tls_up; then
+  say "TLS listener on tcp://127.0.0.1:2376 (DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$tls/client)"
+else
+  say "no TLS listener on 127.0.0.1:2376 (dockerd was not started by this script)"
 fi
 
 # ---- offline test image
@@ -100,7 +141,7 @@ storage:
 http:
   addr: $registry_addr
 EOF
-  setsid docker-registry serve "$state/registry.yml" >"$state/registry.log" 2>&1 </dev/null &
+  setsid docker-registry serve "$state/registry.yml" >"$state/registry.log" 2>&1 </dev/null 9>&- &
   echo $! >"$state/registry.pid"
   for _ in $(seq 1 50); do
     curl -fsS "http://$registry_addr/v2/" >/dev/null 2>&1 && break
