@@ -94,6 +94,9 @@ struct berth_env
   bool created, cleaned, recreated;
 };
 
+/* fdproc.c: berth_proc_spawn with EXTRA_FD as the child's fd 3.  */
+BERTH_INTERNAL int berth_proc_spawn_fd (const char *const *argv, const char *const *envp, int extra_fd, bool has_stdin, berth_proc *ret, berth_error **reterr);
+
 /* Persist cwd and snapshot of a named environment.  */
 BERTH_INTERNAL int berth_env_save (berth_env *env);
 

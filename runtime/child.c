@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <berth/provider.h>
@@ -44,7 +45,9 @@ berth_child_spawn (const char *const *argv, const char *const *envp, int extra_f
   pid_t pid;
   int r;
 
-  if ((flags & BERTH_SPAWN_STDIN) && pipe2 (in, O_CLOEXEC) < 0)
+  /* stdin is a socket: a write after the command exits gets EPIPE from
+     send (MSG_NOSIGNAL) instead of a SIGPIPE in the caller's process.  */
+  if ((flags & BERTH_SPAWN_STDIN) && socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0)
     return -errno;
   if (pipe2 (out, O_CLOEXEC) < 0)
     {
@@ -191,7 +194,7 @@ berth_run_capture (const char *const *argv, const char *const *envp, const char 
         break;
       if (c.in_fd >= 0 && (p[1].revents & (POLLOUT | POLLERR | POLLHUP)))
         {
-          ssize_t n = write (c.in_fd, stdin_data + in_off, in_len - in_off);
+          ssize_t n = send (c.in_fd, stdin_data + in_off, in_len - in_off, MSG_NOSIGNAL);
           if (n > 0)
             in_off += (size_t) n;
           if (n < 0 && errno != EAGAIN)

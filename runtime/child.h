@@ -9,7 +9,7 @@
 typedef struct berth_child
 {
   pid_t pid;
-  int in_fd;  /* write end of its stdin, or -1 (stdin is /dev/null) */
+  int in_fd;  /* our end of its stdin (a socket: use send MSG_NOSIGNAL), or -1 (/dev/null) */
   int out_fd; /* read end of its stdout */
   int err_fd; /* read end of its stderr, or -1 when merged into out_fd */
 } berth_child;

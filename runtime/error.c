@@ -36,7 +36,7 @@ berth_error_free (berth_error *e)
   return NULL;
 }
 
-static int
+__attribute__ ((format (printf, 4, 0))) static int
 error_setv (berth_error **reterr, int code, int errnum, const char *fmt, va_list ap)
 {
   if (code < 0)

@@ -1,19 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* job.h: one process inside an environment, started through the
-   backend's transport (a local prefix argv, or the backend's start op),
-   with its stdin, stdout and stderr.  */
+   backend's transport -- a local prefix argv (spawned here), or the
+   backend's start op -- seen as a berth_proc either way.  */
 #ifndef BERTH_JOB_H
 #define BERTH_JOB_H
 
 #include "berth-private.h"
-#include "child.h"
 
 typedef struct berth_job
 {
-  bool is_child;
-  berth_child child; /* prefix transports */
-  berth_proc proc;   /* start transports */
-  bool out_eof, err_eof;
+  berth_proc proc;
+  bool eof;
 } berth_job;
 
 /* How the environment's transport runs things: the prefix (NULL for start
@@ -22,25 +19,27 @@ BERTH_INTERNAL int berth_job_transport (berth_env *env, char ***ret_prefix, uint
 /* Start INNER inside ENV.  PREFIX from berth_job_transport.  EXTRA_FD
    becomes fd 3 when the prefix passes fds.  */
 BERTH_INTERNAL int berth_job_start (berth_env *env, char **prefix, const char *const *inner, bool has_stdin, int extra_fd, berth_job *job, berth_error **reterr);
-/* Wait up to TIMEOUT_MS for output; deliver it to SINK.  Returns 1 while
-   something is open, 0 once stdout and stderr ended, -errno on error.  */
+/* Wait up to TIMEOUT_MS for output (or for EXTRA_FD to become readable:
+   *EXTRA_READY); deliver output to SINK.  Returns 1 while something is
+   open, 0 once stdout and stderr ended, -errno on error.  */
 BERTH_INTERNAL int berth_job_pump (berth_job *job, int timeout_ms, int extra_fd, bool *extra_ready, berth_sink_fn sink, void *userdata);
 /* Write stdin (non-blocking): bytes written or -EAGAIN.  */
 BERTH_INTERNAL ssize_t berth_job_write (berth_job *job, const void *data, size_t len);
 BERTH_INTERNAL void berth_job_close_stdin (berth_job *job);
 BERTH_INTERNAL bool berth_job_stdin_open (const berth_job *job);
+
 /* How to let go of a job.  */
 typedef enum berth_job_end
 {
   BERTH_JOB_WAIT,   /* it ended: collect its exit status */
   BERTH_JOB_DETACH, /* its status is known already (background children may
-                       hold the streams): wait briefly, then cut loose */
-  BERTH_JOB_KILL,   /* kill our side now (the local process group) */
+                       hold the streams): cut loose now */
+  BERTH_JOB_KILL,   /* kill our side now */
 } berth_job_end;
 
 /* Release the job.  Returns the exit status, or -1 when the transport
    cannot tell (or was not asked to).  */
-BERTH_INTERNAL int berth_job_finish (berth_job *job, berth_job_end how, uint64_t grace_usec);
+BERTH_INTERNAL int berth_job_finish (berth_job *job, berth_job_end how);
 /* Run a short script inside ENV to completion, output discarded.  */
 BERTH_INTERNAL int berth_job_run_script (berth_env *env, const char *script, double timeout, berth_error **reterr);
 

@@ -20,7 +20,9 @@ berth_name_is_reserved (const char *name)
 bool
 berth_name_is_valid (const char *name)
 {
-  if (name == NULL || *name == '\0' || strlen (name) > 64)
+  /* Words YAML reads as null or booleans cannot name a backend in a config. */
+  static const char *const yaml_words[] = { "null", "true", "false", "yes", "no", "on", "off", "y", "n", NULL };
+  if (name == NULL || *name == '\0' || strlen (name) > 64 || berth_strv_contains (yaml_words, name))
     return false;
   for (const char *p = name; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))

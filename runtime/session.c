@@ -217,7 +217,7 @@ berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **r
         }
       if (r < 0)
         {
-          berth_job_finish (&job, BERTH_JOB_KILL, 0);
+          berth_job_finish (&job, BERTH_JOB_KILL);
           berth_output_free (&run.out);
           berth_state_free (&run.state);
           berth_buf_free (&in);
@@ -236,14 +236,14 @@ berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **r
       /* Kill the tree where it runs, then our side of the transport.  */
       _cleanup_free_ char *ks = berth_kill_script (job_token, run.state.have_pid ? run.state.pid : 0);
       berth_error *kerr = NULL;
-      berth_job_finish (&job, BERTH_JOB_KILL, 0);
+      berth_job_finish (&job, BERTH_JOB_KILL);
       if (ks && berth_job_run_script (env, ks, 15, &kerr) < 0)
         berth_ctx_log (env->ctx, BERTH_LOG_WARNING, "session", "could not kill the command's processes: %s", berth_error_message (kerr));
       berth_error_free (kerr);
       status = run.cancelled ? 130 : 124;
     }
   else
-    status = berth_job_finish (&job, finished ? BERTH_JOB_WAIT : BERTH_JOB_DETACH, finished ? 2000000 : 100000);
+    status = berth_job_finish (&job, finished ? BERTH_JOB_WAIT : BERTH_JOB_DETACH);
   berth_state_end (&run.state);
 
   if (!killed && !run.state.have_pid)

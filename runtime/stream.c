@@ -87,7 +87,7 @@ berth_env_stream (berth_env *env, const char *const *argv, int in_fd, int out_fd
             in_eof = true;
         }
     }
-  int status = berth_job_finish (&job, r < 0 ? BERTH_JOB_KILL : BERTH_JOB_WAIT, 5000000);
+  int status = berth_job_finish (&job, r < 0 ? BERTH_JOB_KILL : BERTH_JOB_WAIT);
   if (r < 0)
     return berth_error_errno (reterr, -r, "%s: stream failed", env->provider->ops->name);
   return status < 0 ? 255 : status;

@@ -61,14 +61,38 @@ typedef struct berth_proc_ops
   void (*free) (void *proc);
 } berth_proc_ops;
 
-typedef struct berth_proc
+struct berth_proc
 {
   size_t size;
   int fd;       /* readable when pump has work */
   int stdin_fd; /* writable when stdin can take bytes; may equal fd; -1 none */
   const berth_proc_ops *ops;
   void *proc;
-} berth_proc;
+};
+
+/* A berth_proc over file descriptors, for transports that obtain the
+   command's stdio as fds (a spawned local client, fds passed from a jail).
+   libberth owns the fds from then on; WAIT (optional) gives the exit
+   status once both streams ended, else PID (when > 0) is reaped; FREE
+   (optional) releases DATA.  */
+typedef struct berth_fdproc_spec
+{
+  size_t size;
+  int in_fd;  /* the command's stdin (a pipe or socket), or -1 */
+  int out_fd; /* its stdout */
+  int err_fd; /* its stderr */
+  pid_t pid;  /* a local process to reap, or -1 */
+  int (*wait) (void *data, int *ret_status, berth_error **reterr);
+  void (*free) (void *data);
+  void *data;
+} berth_fdproc_spec;
+
+typedef struct berth_proc berth_proc;
+BERTH_EXPORT int berth_proc_from_fds (const berth_fdproc_spec *spec, berth_proc *ret, berth_error **reterr);
+/* Spawn ARGV locally (new session, default signals, ENVP or inherited)
+   with stdin (when HAS_STDIN; else /dev/null), stdout and stderr as a
+   berth_proc.  Writes to its stdin never raise SIGPIPE.  */
+BERTH_EXPORT int berth_proc_spawn (const char *const *argv, const char *const *envp, bool has_stdin, berth_proc *ret, berth_error **reterr);
 
 typedef struct berth_start_req
 {
