@@ -247,7 +247,12 @@ env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, berth_env 
   env->provider = berth_ctx_find_provider (ctx, backend);
   if (env->provider == NULL)
     {
-      berth_error_set (reterr, BERTH_E_NO_PROVIDER, "unknown backend '%s' (available: %s)", backend, berth_ctx_provider_names (ctx));
+      const berth_plugin_info *pi = berth_ctx_find_plugin (ctx, backend);
+      if (pi && !berth_plugin_loaded (pi))
+        berth_error_set (reterr, BERTH_E_NO_PROVIDER, "backend '%s' is a plugin that is not loaded (%s): %s", backend, berth_plugin_status (pi),
+                         berth_plugin_enabled (pi) ? "reinstall it or see berth doctor" : "berth plugins enable it first");
+      else
+        berth_error_set (reterr, BERTH_E_NO_PROVIDER, "unknown backend '%s' (available: %s)", backend, berth_ctx_provider_names (ctx));
       env_free (env);
       return -BERTH_E_NO_PROVIDER;
     }
