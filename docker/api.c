@@ -28,6 +28,7 @@
 struct docker_client
 {
   char *display;     /* DOCKER_HOST as the user knows it */
+  char *docker_host; /* DOCKER_HOST, or the default */
   char *socket_path; /* unix, or NULL */
   char *base_url;    /* "http://localhost", "https://host:2376" */
   bool tls, tls_verify;
@@ -87,6 +88,9 @@ client_configure (docker_client *c, berth_error **reterr)
   const char *host = getenv ("DOCKER_HOST");
   if (!host || !*host)
     host = "unix://" DEFAULT_SOCKET;
+  c->docker_host = strdup (host);
+  if (!c->docker_host)
+    return berth_error_set (reterr, -ENOMEM, "out of memory");
   if (strncmp (host, "unix://", 7) == 0)
     {
       const char *p = host + 7;
@@ -183,6 +187,7 @@ docker_client_free (docker_client *c)
   if (c->easy)
     curl_easy_cleanup (c->easy);
   free (c->display);
+  free (c->docker_host);
   free (c->socket_path);
   free (c->base_url);
   free (c->ca);
@@ -196,6 +201,12 @@ const char *
 docker_client_host (const docker_client *c)
 {
   return c->display;
+}
+
+const char *
+docker_client_docker_host (const docker_client *c)
+{
+  return c->docker_host;
 }
 
 const char *

@@ -26,6 +26,8 @@ int docker_client_new (docker_client **ret, berth_error **reterr);
 void docker_client_free (docker_client *c);
 /* "unix:///var/run/docker.sock", "tcp://h:2376 (TLS)"...  */
 const char *docker_client_host (const docker_client *c);
+/* DOCKER_HOST as the docker CLI's -H takes it.  */
+const char *docker_client_docker_host (const docker_client *c);
 /* The UNIX socket path, or NULL for tcp.  */
 const char *docker_client_socket (const docker_client *c);
 /* Set the timeout of plain requests (milliseconds, default 120 s).  */

@@ -111,10 +111,11 @@ docker_exec_prefix (berth_env *env, const char *user, bool interactive, char ***
   char *cli = find_in_path ("docker");
   if (cli)
     {
-      /* The docker CLI talks to the same engine (it reads the same
-         DOCKER_HOST).  Forwarded variables go by name only: the CLI takes
-         their values from its own environment, never from argv.  */
-      argv = berth_strv_new (cli, "exec", NULL);
+      /* The docker CLI, pointed at the same engine (-H: a docker context
+         must not send it elsewhere; TLS settings come from the same
+         environment variables).  Forwarded variables go by name only: the
+         CLI takes their values from its own environment, never argv.  */
+      argv = berth_strv_new (cli, "-H", docker_client_docker_host (d->client), "exec", NULL);
       free (cli);
       if (argv && interactive)
         r = berth_strv_push (&argv, "-i");

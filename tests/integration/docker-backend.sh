@@ -106,7 +106,7 @@ line=$(b exec-prefix -e "$P-px" 2>"$TDIR/err"); rc=$?
 check "exec-prefix prints an argv" [ "$rc" = 0 -a -n "$line" ]
 [ "$rc" = 0 ] || diag "$(cat "$TDIR/err")"
 eval "prefix=($line)"
-check "with the docker CLI on PATH it is docker exec -i <id>" [ "$(basename "${prefix[0]}")" = docker -a "${prefix[1]}" = exec -a "${prefix[2]}" = -i ]
+check "with the docker CLI on PATH it is docker -H <engine> exec -i <id>" [ "$(basename "${prefix[0]}")" = docker -a "${prefix[1]}" = -H -a "${prefix[3]}" = exec -a "${prefix[4]}" = -i ]
 roundtrip () { # PREFIX...: run the tricky script through it
   local script=$'printf "<%s>\\n" "$@"; echo "it\'s \\"q\\" $((6*7)) \\$HOME"\necho ünï€😀\nprintf "no newline at end"'
   "$@" bash -c "$script" arg0 "a b" "it's" '$(touch /tmp/pwned)' $'l1\nl2' -n '' >"$TDIR/out" 2>"$TDIR/err"
@@ -128,6 +128,9 @@ cat_roundtrip () { # PREFIX...
   [ "$l1" = "first line" -a "$l2" = "second ü" -a "$rc" = 0 ]
 }
 check "a long-lived cat echoes stdin line by line (docker CLI)" cat_roundtrip "${prefix[@]}"
+line=$(b exec-prefix -e "$P-px" --user user 2>"$TDIR/err")
+eval "uprefix=($line)"
+check "exec-prefix --user runs as that user" [ "$("${uprefix[@]}" id -u 2>&1)" = 1000 ]
 
 # ---- exec_prefix without the docker CLI: the berth bridge over the API
 mkdir -p "$TDIR/bin"

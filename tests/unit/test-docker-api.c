@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -274,6 +275,111 @@ test_unreachable (void **state)
   free (saved);
 }
 
+/* ---- a fake engine: a newer daemon whose minimum API is above ours ---- */
+
+typedef struct fake
+{
+  int lfd;
+  char paths[8][256];
+  int n;
+} fake;
+
+static void *
+fake_serve (void *arg)
+{
+  fake *f = arg;
+  for (;;)
+    {
+      int c = accept (f->lfd, NULL, NULL);
+      if (c < 0)
+        return NULL;
+      char buf[4096];
+      size_t len = 0;
+      for (;;)
+        {
+          ssize_t n = read (c, buf + len, sizeof buf - 1 - len);
+          if (n <= 0)
+            break;
+          len += (size_t) n;
+          buf[len] = '\0';
+          char *end = strstr (buf, "\r\n\r\n");
+          if (!end)
+            continue;
+          char method[16], path[256];
+          if (sscanf (buf, "%15s %255s", method, path) != 2)
+            break;
+          if (f->n < 8)
+            snprintf (f->paths[f->n++], sizeof f->paths[0], "%s", path);
+          const char *body;
+          int status;
+          if (strcmp (path, "/_ping") == 0)
+            status = 200, body = "OK";
+          else if (strncmp (path, "/v1.50/", 7) == 0)
+            status = 200, body = "{\"NCPU\":2}";
+          else
+            status = 400, body = "{\"message\":\"client version 1.47 is too old. Minimum supported API version is 1.50, please upgrade your client to a newer version\"}";
+          char resp[1024];
+          int k = snprintf (resp, sizeof resp,
+                            "HTTP/1.1 %d X\r\nApi-Version: 1.99\r\nServer: Docker/99.0.0 (linux)\r\nContent-Type: application/json\r\n"
+                            "Content-Length: %zu\r\n\r\n%s",
+                            status, strlen (body), body);
+          if (write (c, resp, (size_t) k) != k)
+            break;
+          size_t used = (size_t) (end + 4 - buf);
+          memmove (buf, buf + used, len - used);
+          len -= used;
+          buf[len] = '\0';
+        }
+      close (c);
+    }
+}
+
+static void
+test_negotiate_newer_engine (void **state)
+{
+  char dir[] = "/tmp/berth-docker-fake.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char sock[100], host[160];
+  snprintf (sock, sizeof sock, "%s/d.sock", dir);
+  snprintf (host, sizeof host, "unix://%s", sock);
+  fake f = { .lfd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) };
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  snprintf (sa.sun_path, sizeof sa.sun_path, "%s", sock);
+  assert_int_equal (bind (f.lfd, (struct sockaddr *) &sa, sizeof sa), 0);
+  assert_int_equal (listen (f.lfd, 8), 0);
+  pthread_t t;
+  pthread_create (&t, NULL, fake_serve, &f);
+  char *saved = getenv ("DOCKER_HOST") ? strdup (getenv ("DOCKER_HOST")) : NULL;
+  setenv ("DOCKER_HOST", host, 1);
+  docker_client *c = NULL;
+  assert_int_equal (docker_client_new (&c, NULL), 0);
+  berth_error *err = NULL;
+  assert_int_equal (docker_client_negotiate (c, &err), 0);
+  /* Never more than we know (the engine offers 1.99).  */
+  assert_string_equal (docker_client_api_version (c), DOCKER_API_MAX);
+  assert_string_equal (docker_client_server_version (c), "99.0.0");
+  docker_response r = { 0 };
+  assert_int_equal (docker_request (c, "GET", "/info", NULL, 1 << 20, &r, &err), 0);
+  /* The engine refused 1.47 and we moved to its minimum.  */
+  assert_int_equal (r.status, 200);
+  assert_string_equal (docker_client_api_version (c), "1.50");
+  docker_response_clear (&r);
+  docker_client_free (c);
+  assert_string_equal (f.paths[0], "/_ping");
+  assert_string_equal (f.paths[1], "/v" DOCKER_API_MAX "/info");
+  assert_string_equal (f.paths[2], "/v1.50/info");
+  shutdown (f.lfd, SHUT_RDWR);
+  close (f.lfd);
+  pthread_join (t, NULL);
+  unlink (sock);
+  rmdir (dir);
+  if (saved)
+    setenv ("DOCKER_HOST", saved, 1);
+  else
+    unsetenv ("DOCKER_HOST");
+  free (saved);
+}
+
 static int
 count_records (void *userdata, const char *data, size_t len)
 {
@@ -406,6 +512,7 @@ main (void)
     cmocka_unit_test (test_large_output),
     cmocka_unit_test (test_engine_errors),
     cmocka_unit_test (test_unreachable),
+    cmocka_unit_test (test_negotiate_newer_engine),
     cmocka_unit_test (test_pull_local_registry),
   };
   int r = cmocka_run_group_tests (tests, setup, teardown);
