@@ -513,8 +513,10 @@ container_create (berth_env *env, docker_env_data *d, create_spec *s, char **ret
       s->o.init = false;
       s->o.run_exec = true;
     }
+  /* More than one CPU asked: the engine refuses more than it has.  */
   int64_t ncpu = 0;
-  daemon_ncpu (c, &ncpu);
+  if (s->o.nano_cpus > 1000000000LL)
+    daemon_ncpu (c, &ncpu);
   if (ncpu > 0 && s->o.nano_cpus > ncpu * 1000000000LL)
     s->o.nano_cpus = ncpu * 1000000000LL;
   name = container_name (env);
