@@ -484,6 +484,19 @@ jail_setup_mounts (const struct jail_opts *o, bool legacy)
       if (realpath (getenv ("SSH_AUTH_SOCK"), buf))
         ssh_sock = xstrdup (buf);
     }
+  /* A bind source inside a writable root could be replaced by a symlink
+     from within the jail and be resolved to anything the next time the
+     jail is built: refuse it.  */
+  for (size_t i = 0; i < o->n_binds; i++)
+    {
+      if (ws.path && o->profile != JAIL_PROFILE_RESTRICTED && path_under (binds[i].path, ws.path))
+        die ("bind: the source %s lies inside the writable workspace %s, where a command could swap it; "
+             "bind something outside it", binds[i].path, ws.path);
+      for (size_t j = 0; j < o->n_binds; j++)
+        if (j != i && !o->binds[j].ro && path_under (binds[i].path, bind_dest[j]))
+          die ("bind: the source %s lies inside the writable bind %s, where a command could swap it", binds[i].path,
+               bind_dest[j]);
+    }
   for (size_t i = 0; i < n_hides && ws.path; i++)
     if (path_under (ws.path, hides[i]))
       die ("workspace %s is inside the hidden path %s; pick another working directory", ws.path, hides[i]);

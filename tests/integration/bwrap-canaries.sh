@@ -211,6 +211,9 @@ expect_out "unknown profile lists the three" 'restricted, workspace or network' 
 expect_out "workspace / is refused" 'cannot be /' new_jail Y --workspace /
 refuse "a missing bind destination on the host is refused" new_jail Z --workspace "$ws" --bind-to "$base/robind" "$base/no-such-dir"
 [ ! -e "$base/no-such-dir" ] && ok "no ghost bind destination on the host" || not_ok "no ghost bind destination on the host"
+mkdir -p "$ws/sub"
+expect_out "a bind source inside the writable workspace is refused (it could be swapped)" 'could swap it' \
+  new_jail S --workspace "$ws" --ro-bind-to "$ws/sub" /tmp/sub
 check "a bind destination under the private /tmp is created in the jail" new_jail T --workspace "$ws" --ro-bind-to "$base/robind" /tmp/deep/bind
 check "... and mounted there" E T cat /tmp/deep/bind/f
 
