@@ -17,7 +17,8 @@ d=$(mktemp -d "${TMPDIR:-/tmp}/berth-sing-contract.XXXXXX")
 chmod 0755 "$d"
 mkdir -p "$d/bin"
 ln -s "$src/tests/doubles/apptainer/apptainer" "$d/bin/apptainer"
-export PATH=$d/bin:$PATH APPTAINER_DOUBLE_STATEDIR=$d/double APPTAINER_DOUBLE_ROOTFS=$d/rootfs
+: "${APPTAINER_DOUBLE_ROOTFS:=${XDG_CACHE_HOME:-$HOME/.cache}/apptainer-double/rootfs}"
+export PATH=$d/bin:$PATH APPTAINER_DOUBLE_STATEDIR=$d/double APPTAINER_DOUBLE_ROOTFS
 cleanup ()
 {
   # Whatever the suite left running in the double goes with it.

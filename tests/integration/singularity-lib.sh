@@ -42,6 +42,9 @@ sing_setup ()
 {
   SING_MODE=$1
   SING_BIN=$2
+  # The double's rootfs is shared by every run (ci-setup.sh builds it).
+  : "${APPTAINER_DOUBLE_ROOTFS:=${XDG_CACHE_HOME:-$HOME/.cache}/apptainer-double/rootfs}"
+  export APPTAINER_DOUBLE_ROOTFS
   T=$(mktemp -d "${TMPDIR:-/tmp}/berth-sing.XXXXXX")
   chmod 0755 "$T"
   trap sing_teardown EXIT
@@ -52,7 +55,6 @@ sing_setup ()
   : > "$SING_LOG"
   if [ "$SING_MODE" = double ]; then
     export APPTAINER_DOUBLE_STATEDIR=$T/double APPTAINER_DOUBLE_LOG=$SING_LOG
-    export APPTAINER_DOUBLE_ROOTFS=${APPTAINER_DOUBLE_ROOTFS:-$T/rootfs}
     ln -s "$SING_BIN" "$T/bin/apptainer"
   else
     # A logging shim in front of the real binary.

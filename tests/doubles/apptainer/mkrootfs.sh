@@ -26,10 +26,15 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,etc,root,home,tmp,var/tmp,proc,sys,dev,run,opt}
 cp "$busybox" "$tmp/bin/busybox"
 cp "$bash_static" "$tmp/bin/bash"
-for applet in $("$tmp/bin/busybox" --list); do
-  case $applet in bash|busybox) continue ;; esac
-  [ -e "$tmp/bin/$applet" ] || ln -s busybox "$tmp/bin/$applet"
-done
+# One process for the ~270 applet links when we can chroot (root); links
+# made inside the chroot point at /bin/busybox, valid after the rename.
+if ! chroot "$tmp" /bin/busybox --install -s /bin 2>/dev/null; then
+  for applet in $("$tmp/bin/busybox" --list); do
+    case $applet in bash|busybox) continue ;; esac
+    [ -e "$tmp/bin/$applet" ] || ln -s busybox "$tmp/bin/$applet"
+  done
+fi
+[ -x "$tmp/bin/bash" ] && [ ! -L "$tmp/bin/bash" ] || cp "$bash_static" "$tmp/bin/bash"
 ln -sf busybox "$tmp/bin/sh"
 cat > "$tmp/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/bin/bash
