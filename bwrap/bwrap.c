@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <berth/provider.h>
@@ -262,6 +263,55 @@ helper_environ (void)
   return envp;
 }
 
+/* The helper's liveness check without spawning it: STATE/jail names a
+   pid whose start time and user namespace still match, and which is not a
+   zombie.  A wrong "alive" only makes execute fail (closed).  */
+static bool
+jail_alive (const char *state)
+{
+  char path[4200], buf[8192], *p;
+  long long pid = 0, v;
+  unsigned long long starttime = 0, userns = 0, st = 0;
+  struct stat sb;
+  FILE *f;
+  snprintf (path, sizeof path, "%s/jail", state);
+  f = fopen (path, "re");
+  if (f == NULL)
+    return false;
+  while (fgets (buf, sizeof buf, f))
+    {
+      if (sscanf (buf, "pid=%lld", &v) == 1)
+        pid = v;
+      else if (sscanf (buf, "starttime=%llu", &st) == 1)
+        starttime = st;
+      else if (sscanf (buf, "userns=%llu", &st) == 1)
+        userns = st;
+    }
+  fclose (f);
+  if (pid <= 1 || starttime == 0 || userns == 0)
+    return false;
+  snprintf (path, sizeof path, "/proc/%lld/stat", pid);
+  f = fopen (path, "re");
+  if (f == NULL)
+    return false;
+  p = fgets (buf, sizeof buf, f);
+  fclose (f);
+  if (p == NULL || (p = strrchr (buf, ')')) == NULL || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+    return false;
+  /* fields after ')': 3 (state) ... 22 (starttime) */
+  p += 2;
+  for (int field = 3; field < 22 && p; field++)
+    if ((p = strchr (p, ' ')))
+      p++;
+  if (p == NULL || strtoull (p, NULL, 10) != starttime)
+    return false;
+  snprintf (path, sizeof path, "/proc/%lld/ns/user", pid);
+  if (stat (path, &sb) < 0 || (unsigned long long) sb.st_ino != userns)
+    return false;
+  snprintf (path, sizeof path, "%s/jail.sock", state);
+  return stat (path, &sb) == 0 && S_ISSOCK (sb.st_mode);
+}
+
 static int
 bwrap_create (berth_env *env, berth_error **reterr)
 {
@@ -282,6 +332,10 @@ bwrap_create (berth_env *env, berth_error **reterr)
     return r;
   if (state == NULL)
     return berth_error_set (reterr, BERTH_E_ENV, "bwrap: the environment has no state directory");
+
+  /* A named environment's jail usually still runs: no helper needed.  */
+  if (jail_alive (state))
+    goto attach;
 
   helper = berth_helper_path ("berth-jail");
   ws = workspace_for (env, state);
@@ -348,6 +402,7 @@ bwrap_create (berth_env *env, berth_error **reterr)
   if (out && strncmp (out, "recreated", 9) == 0)
     berth_env_mark_recreated (env);
 
+attach:
   d = calloc (1, sizeof *d);
   if (d == NULL || (d->state = strdup (state)) == NULL)
     {
