@@ -658,6 +658,38 @@ docker_request (docker_client *c, const char *method, const char *path, const ch
 }
 
 int
+docker_request_nowait (docker_client *c, const char *method, const char *path, long wait_ms, long *ret_status, berth_error **reterr)
+{
+  char *url = NULL;
+  int r = versioned_url (c, path, &url, reterr);
+  if (r < 0)
+    return r;
+  docker_response resp = { 0 };
+  berth_error *err = NULL;
+  r = do_request (c, method, url, NULL, ERROR_BODY_MAX, NULL, NULL, wait_ms, &resp, &err);
+  free (url);
+  if (r >= 0)
+    {
+      *ret_status = resp.status;
+      docker_response_clear (&resp);
+      return 0;
+    }
+  long sent = 0;
+  CURLcode rc = curl_easy_getinfo (c->easy, CURLINFO_REQUEST_SIZE, &sent);
+  /* Timed out after the whole request went out: the engine carries on.  */
+  if (rc == CURLE_OK && sent > 0 && strstr (berth_error_message (err), "did not answer in time"))
+    {
+      berth_error_free (err);
+      return 1;
+    }
+  if (reterr)
+    *reterr = err;
+  else
+    berth_error_free (err);
+  return r;
+}
+
+int
 docker_request_stream (docker_client *c, const char *method, const char *path, const char *body, docker_chunk_fn fn, void *userdata, docker_response *ret, berth_error **reterr)
 {
   char *url = NULL;

@@ -55,6 +55,12 @@ void docker_response_clear (docker_response *r);
    ret->status); failing to reach the engine is -BERTH_E_UNAVAILABLE with
    a message naming DOCKER_HOST and what to do.  */
 int docker_request (docker_client *c, const char *method, const char *path, const char *body, size_t max, docker_response *ret, berth_error **reterr);
+/* Send a bodyless METHOD PATH and wait at most WAIT_MS for the answer:
+   0 with *ret_status when it came, 1 when the request was delivered but
+   the engine is still working on it (it finishes without us: the engine
+   does not cancel a removal when the client goes), < 0 when it could not
+   be sent.  */
+int docker_request_nowait (docker_client *c, const char *method, const char *path, long wait_ms, long *ret_status, berth_error **reterr);
 /* Same, streaming the body to FN (return < 0 to abort).  Error statuses
    are collected (bounded) into ret->body instead.  */
 typedef int (*docker_chunk_fn) (void *userdata, const char *data, size_t len);

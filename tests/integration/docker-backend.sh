@@ -152,6 +152,8 @@ check "nothing was executed on the way" [ ! -e /tmp/pwned ]
 
 # ---- throw-away environments leave nothing
 tid=$(json_field "$TDIR/r.json" env)
+# (the removal may finish in the engine just after berth returned)
+for _ in $(seq 1 50); do [ -z "$(env_containers "$tid")" ] && break; sleep 0.1; done
 check "the throw-away environment's container is gone ($tid)" [ -n "$tid" ] && [ -z "$(env_containers "$tid")" ]
 
 # ---- DOCKER_HOST=tcp:// with TLS (the listener of setup/docker.sh)
