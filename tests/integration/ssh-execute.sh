@@ -9,7 +9,14 @@ line=$(b exec-prefix -e px 2>"$TDIR/err"); rc=$?
 check "exec-prefix prints an argv" [ "$rc" = 0 -a -n "$line" ]
 [ "$rc" = 0 ] || diag "rc=$rc $(cat "$TDIR/err")"
 eval "prefix=($line)"
-check "the prefix starts with berth-ssh-exec and carries no secret-looking env" [ "$(basename "${prefix[0]}")" = berth-ssh-exec ]
+check "the prefix starts with berth-ssh-exec" [ "$(basename "${prefix[0]}")" = berth-ssh-exec ]
+
+# the helper alone: ssh's argv kept, the words quoted into one argument
+out=$("${prefix[0]}" /bin/sh -c 'printf "[%s]" "$@"' x -o y -- a "b c" "it's" 2>&1); rc=$?
+check "berth-ssh-exec passes ssh's argv and one quoted command" [ "$rc" = 0 -a "$out" = "[-o][y][--]['a' 'b c' 'it'\\''s']" ]
+[ "$rc" = 0 ] || diag "rc=$rc out=$out"
+"${prefix[0]}" /bin/true a b >/dev/null 2>"$TDIR/err"; rc=$?
+check "berth-ssh-exec without -- is a usage error (255)" [ "$rc" = 255 ] && grep -q usage "$TDIR/err"
 
 script=$'printf "<%s>\\n" "$@"; echo "it\'s \\"q\\" $((6*7)) \\$HOME"\necho ünï€😀\nprintf "no newline at end"'
 "${prefix[@]}" bash -c "$script" arg0 "a b" "it's" '$(touch /tmp/pwned)' $'l1\nl2' -n '' >"$TDIR/out" 2>"$TDIR/err"; rc=$?
