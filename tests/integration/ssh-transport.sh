@@ -178,7 +178,7 @@ out=$(b exec -b ssh -t 2 -- "sleep 3001 & (setsid sleep 3002 &) ; bash -c 'exec 
 el=$(( $(date +%s) - start ))
 sleep 1
 left=$(remote_ps | grep -E 'sleep 300[123]|'"$tag" || true)
-check "timeout: exit 124 after ~2s (${el}s)" [ "$rc" = 124 -a "$el" -le 6 ]
+check "timeout: exit 124 after ~2s (${el}s)" [ "$rc" = 124 -a "$el" -le 10 ]
 check "timeout: no remote process is left (incl. setsid)" [ -z "$left" ]
 [ -z "$left" ] || diag "left: $left"
 
