@@ -73,5 +73,14 @@ out=$(b exec -e px -- 'pwd' 2>&1); rc=$?
 check "a vanished remote cwd falls back instead of wedging" [ "$rc" = 0 ] && printf '%s' "$out" | grep -q "^$BERTH_SSHD_HOME\$"
 [ "$rc" = 0 ] || diag "rc=$rc out=$out"
 
+# cleanup_stops_processes = false: a background job outlives its
+# throw-away environment (and its master)
+tag=berthbg$$
+b exec -b ssh -- "nohup bash -c 'exec -a $tag sleep 600' >/dev/null 2>&1 &" >/dev/null; rc=$?
+sleep 0.5
+bgpid=$(remote_ps | awk -v t="$tag" '$2 == t {print $1}' | head -1)
+check "a background job survives the cleanup of its environment" [ "$rc" = 0 -a -n "$bgpid" ]
+[ -n "$bgpid" ] && kill "$bgpid"
+
 b rm px >/dev/null
 done_testing
