@@ -20,6 +20,8 @@
  *   sockets      every UNIX socket under /run (docker, podman, containerd,
  *                systemd, D-Bus...), /var/tmp, /var/lib, $HOME (3 levels)
  *                and $SSH_AUTH_SOCK covered by an empty file
+ *   carve-outs   .git/hooks, .git/config, shell startup files... inside
+ *                writable roots stay read-only where they exist
  *   hides        credential stores, the state directory: an empty read-only
  *                tmpfs (directories) or empty file (others), only where they
  *                exist, so no mount point is ever created on the host
@@ -59,6 +61,18 @@ const char *const jail_system_hides[] = {
   "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
   "/etc/ssh/ssh_host_dsa_key", "/root/.ssh", "/root/.gnupg", "/root/.docker", "/root/.aws",
   "/root/.kube", "/root/.netrc", "/root/.git-credentials", NULL,
+};
+
+/* Inside a writable root, these stay read-only where they exist: they
+   would run code on the host later (git hooks and config, shell startup
+   files, direnv, editor tasks).  */
+const char *const jail_protected_in_root[] = {
+  ".git/hooks", ".git/config", ".gitmodules", ".envrc", ".vscode", ".idea", NULL,
+};
+const char *const jail_protected_in_home[] = {
+  ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
+  ".zprofile", ".zlogin", ".config/fish", ".pam_environment", ".config/environment.d", ".gitconfig",
+  ".config/git", ".ssh/rc", ".config/autostart", ".config/systemd", NULL,
 };
 
 #define NEWROOT "/newroot"
@@ -404,6 +418,44 @@ mask_sockets (const char *dir, int depth, const char *skip)
   closedir (d);
 }
 
+/* Re-bind P (inside /newroot) read-only over itself, when it exists and is
+   not a symlink (a symlink's target is outside or protected elsewhere).  */
+static void
+protect (const char *p)
+{
+  struct stat sb;
+  if (lstat (p, &sb) < 0 || S_ISLNK (sb.st_mode))
+    return;
+  xmount (p, p, NULL, MS_BIND | MS_REC, NULL);
+  if (!legacy_mode)
+    {
+      struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+      if (mount_setattr (AT_FDCWD, p, AT_RECURSIVE, &attr, sizeof attr) == 0)
+        return;
+      if (errno != ENOSYS)
+        die_step (JAIL_STEP_MOUNT, errno, "cannot make %s read-only", p + strlen (NEWROOT));
+    }
+  remount_tree_legacy (p, MS_RDONLY | MS_NOSUID | MS_NODEV);
+}
+
+static void
+protect_root (const char *root, const char *home)
+{
+  for (size_t i = 0; jail_protected_in_root[i]; i++)
+    {
+      char *p = xasprintf (NEWROOT "%s/%s", strcmp (root, "/") == 0 ? "" : root, jail_protected_in_root[i]);
+      protect (p);
+      free (p);
+    }
+  if (home && path_under (home, root))
+    for (size_t i = 0; jail_protected_in_home[i]; i++)
+      {
+        char *p = xasprintf (NEWROOT "%s/%s", home, jail_protected_in_home[i]);
+        protect (p);
+        free (p);
+      }
+}
+
 static void
 hide (const char *resolved)
 {
@@ -442,11 +494,15 @@ jail_setup_mounts (const struct jail_opts *o, bool legacy)
   char **hides = NULL, *run_user, *ssh_sock = NULL;
   size_t n_hides = 0;
   int rootfd;
+  char home_buf[PATH_MAX];
+  const char *home_real = NULL;
 
   legacy_mode = legacy;
   jail_host_facts_read ("/", &facts);
 
   /* 1. Resolve everything once, in the host view.  */
+  if (o->home && o->home[0] == '/' && realpath (o->home, home_buf))
+    home_real = home_buf;
   if (o->workspace)
     {
       open_source (o->workspace, &ws, "workspace");
@@ -560,7 +616,14 @@ jail_setup_mounts (const struct jail_opts *o, bool legacy)
       close (binds[i].fd);
     }
 
-  /* 7. Sockets of host daemons and agents.  */
+  /* 7. Code-execution vectors inside the writable roots: read-only.  */
+  if (ws.path && o->profile != JAIL_PROFILE_RESTRICTED)
+    protect_root (ws.path, home_real);
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (!o->binds[i].ro && binds[i].dir)
+      protect_root (bind_dest[i], home_real);
+
+  /* 8. Sockets of host daemons and agents.  */
   mask_sockets (NEWROOT "/run", 5, NEWROOT "/run/user");
   {
     char buf[PATH_MAX];
@@ -576,15 +639,11 @@ jail_setup_mounts (const struct jail_opts *o, bool legacy)
      covered: see the backend documentation.  */
   mask_sockets (NEWROOT "/var/tmp", 3, NULL);
   mask_sockets (NEWROOT "/var/lib", 3, NULL);
-  if (o->home && o->home[0] == '/' && strcmp (o->home, "/") != 0)
+  if (home_real && strcmp (home_real, "/") != 0)
     {
-      char buf[PATH_MAX];
-      if (realpath (o->home, buf))
-        {
-          char *p = in_newroot (buf);
-          mask_sockets (p, 3, NULL);
-          free (p);
-        }
+      char *p = in_newroot (home_real);
+      mask_sockets (p, 3, NULL);
+      free (p);
     }
   if (ssh_sock)
     {
@@ -595,11 +654,11 @@ jail_setup_mounts (const struct jail_opts *o, bool legacy)
       free (p);
     }
 
-  /* 8. Credential stores and the state directory.  */
+  /* 9. Credential stores and the state directory.  */
   for (size_t i = 0; i < n_hides; i++)
     hide (hides[i]);
 
-  /* 9. Nothing mounted on the host from now on reaches the jail; drop the
+  /* 10. Nothing mounted on the host from now on reaches the jail; drop the
      host tree and the base.  */
   if (mount (NULL, NEWROOT, NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     die_step (JAIL_STEP_MOUNT, errno, "cannot make the jail's mounts private");

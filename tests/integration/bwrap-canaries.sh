@@ -26,6 +26,9 @@ echo "machine x password SECRET" >"$home/.netrc"
 echo orig >"$outside"
 echo ro-content >"$base/robind/f"
 ln -s "$home/.ssh/id_ed25519" "$ws/key-link"
+mkdir -p "$ws/.git/hooks" "$ws/.git/objects"
+echo "[core]" >"$ws/.git/config"
+echo "# rc" >"$home/.bashrc"
 home_before=$(cd "$home" && find . | sort)
 
 # Host side services the jail must not reach.
@@ -96,6 +99,16 @@ refuse "canary: read a key through a pre-planted workspace symlink" E A grep -q 
 refuse "canary: write into a read-only bind" E A sh -c "echo x > $base/robind/f"
 check "a read-only bind is readable" E A grep -q ro-content "$base/robind/f"
 check "a read-write bind is writable" E A sh -c "echo rw > $base/rwbind/g"
+
+# Carve-outs: what would run code on the host later stays read-only.
+refuse "canary: plant a git hook in the workspace" E A sh -c "echo pwn > $ws/.git/hooks/pre-commit"
+refuse "canary: set core.hooksPath / fsmonitor in .git/config" E A sh -c "echo '[core] fsmonitor = pwn' >> $ws/.git/config"
+check "the rest of .git stays writable" E A sh -c "echo obj > $ws/.git/objects/x"
+expect_out "create H (workspace = HOME)" '^created$' new_jail H --workspace "$home" --profile workspace
+refuse "canary: HOME as workspace: append to ~/.bashrc" E H sh -c "echo pwn >> $home/.bashrc"
+check "HOME as workspace: other files are writable" E H sh -c "echo ok > $home/src/note"
+[ "$(cat "$home/.bashrc")" = "# rc" ] && ok "~/.bashrc is unchanged on the host" || not_ok "~/.bashrc is unchanged on the host"
+rm -f "$home/src/note"
 
 # Credentials.
 refuse "canary: read the planted ~/.ssh/id_ed25519" E A grep -q SECRET "$home/.ssh/id_ed25519"
