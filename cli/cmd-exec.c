@@ -276,6 +276,17 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
       if (r < 0)
         return cli_fail ("cannot read --stdin %s: %s", stdin_src, strerror (-r));
     }
+  /* Before the environment is created (which can take a while): an
+     interrupt during creation stays in the pipe and stops the command as
+     soon as it starts.  */
+  if (pipe2 (interrupt_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
+    {
+      struct sigaction sa = { .sa_handler = on_interrupt };
+      sigaction (SIGINT, &sa, NULL);
+      sigaction (SIGTERM, &sa, NULL);
+      sigaction (SIGHUP, &sa, NULL);
+    }
+  signal (SIGPIPE, SIG_IGN);
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
@@ -285,15 +296,6 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
       berth_ctx_unref (ctx);
       return exit_code;
     }
-
-  if (pipe2 (interrupt_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
-    {
-      struct sigaction sa = { .sa_handler = on_interrupt };
-      sigaction (SIGINT, &sa, NULL);
-      sigaction (SIGTERM, &sa, NULL);
-      sigaction (SIGHUP, &sa, NULL);
-    }
-  signal (SIGPIPE, SIG_IGN);
 
   berth_exec_spec spec = BERTH_EXEC_SPEC_INIT;
   berth_result *res = NULL;

@@ -353,7 +353,7 @@ test_unknown_ignored (void **state)
 {
   berth_config *cfg = load ("terminal:\n"
                             "  backend: local\n"
-                            "  docker_mount_cwd_to_workspace: maybe\n"
+                            "  some_later_switch: maybe\n"
                             "  some_future_key: {a: [1, 2]}\n"
                             "model: [not, a, mapping]\n"
                             "auxiliary:\n"
@@ -362,7 +362,7 @@ test_unknown_ignored (void **state)
                             "  other: x\n",
                             NULL);
   assert_non_null (cfg);
-  assert_string_equal (berth_config_string (cfg, "terminal.docker_mount_cwd_to_workspace", NULL), "maybe");
+  assert_string_equal (berth_config_string (cfg, "terminal.some_later_switch", NULL), "maybe");
   assert_string_equal (berth_config_string (cfg, "auxiliary.timeout", NULL), "abc");
   assert_string_equal (berth_config_string (cfg, "model.1", NULL), "a");
   assert_string_equal (berth_config_string (cfg, "terminal.some_future_key.a.1", NULL), "2");
