@@ -63,7 +63,7 @@ now_ms (void)
 {
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static char *
@@ -96,7 +96,7 @@ client_configure (docker_client *c, berth_error **reterr)
       const char *p = host + 7;
       if (*p != '/')
         return berth_error_set (reterr, -BERTH_E_CONFIG, "DOCKER_HOST=%s: the socket path must be absolute", host);
-      if (strlen (p) >= sizeof ((struct sockaddr_un *) 0)->sun_path)
+      if (strlen (p) >= sizeof ((struct sockaddr_un *)0)->sun_path)
         return berth_error_set (reterr, -BERTH_E_CONFIG, "DOCKER_HOST=%s: socket path too long (max 107 bytes)", host);
       c->socket_path = strdup (p);
       c->base_url = strdup ("http://localhost");
@@ -113,8 +113,8 @@ client_configure (docker_client *c, berth_error **reterr)
       c->tls = c->tls_verify || (t && *t);
       bool has_port = memchr (hp, ':', n) != NULL && hp[0] != '[';
       if (hp[0] == '[')
-        has_port = n > 0 && memchr (hp, ']', n) && ((const char *) memchr (hp, ']', n))[1] == ':';
-      if (asprintf (&c->base_url, "%s://%.*s%s", c->tls ? "https" : "http", (int) n, hp,
+        has_port = n > 0 && memchr (hp, ']', n) && ((const char *)memchr (hp, ']', n))[1] == ':';
+      if (asprintf (&c->base_url, "%s://%.*s%s", c->tls ? "https" : "http", (int)n, hp,
                     has_port ? "" : (c->tls ? ":2376" : ":2375"))
           < 0)
         c->base_url = NULL;
@@ -242,7 +242,7 @@ set_conn_opts (docker_client *c, CURL *h, long connect_ms)
 #if LIBCURL_VERSION_NUM >= 0x075500
   curl_easy_setopt (h, CURLOPT_PROTOCOLS_STR, "http,https");
 #else
-  curl_easy_setopt (h, CURLOPT_PROTOCOLS, (long) (CURLPROTO_HTTP | CURLPROTO_HTTPS));
+  curl_easy_setopt (h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
   curl_easy_setopt (h, CURLOPT_PROXY, "");
   if (c->socket_path)
@@ -289,7 +289,7 @@ unreachable_reason (docker_client *c, CURLcode rc, long oserr, const char *errbu
         r = asprintf (&s, "the Docker engine is not running (nothing accepts connections on %s): start it (sudo systemctl start docker)", c->socket_path);
         break;
       default:
-        r = asprintf (&s, "cannot connect to the Docker socket %s: %s", c->socket_path, strerror ((int) oserr));
+        r = asprintf (&s, "cannot connect to the Docker socket %s: %s", c->socket_path, strerror ((int)oserr));
         break;
       }
   else if (rc == CURLE_OPERATION_TIMEDOUT)
@@ -445,7 +445,7 @@ do_request_h (docker_client *c, const char *method, const char *url, const char 
       if (body || strcmp (method, "POST") == 0)
         {
           curl_easy_setopt (h, CURLOPT_POSTFIELDS, body ? body : "");
-          curl_easy_setopt (h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (body ? strlen (body) : 0));
+          curl_easy_setopt (h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? strlen (body) : 0));
         }
     }
   hdrs = curl_slist_append (hdrs, "Content-Type: application/json");
@@ -759,7 +759,7 @@ wait_fd (curl_socket_t fd, short events, uint64_t deadline)
       if (now >= deadline)
         return -ETIMEDOUT;
       struct pollfd p = { .fd = fd, .events = events };
-      int n = poll (&p, 1, (int) (deadline - now));
+      int n = poll (&p, 1, (int)(deadline - now));
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
@@ -816,7 +816,7 @@ read_head (docker_hijack *hj, bool peek, char *buf, size_t cap, size_t *ret_len,
             }
           if (k <= 0)
             return -ECONNRESET;
-          n = (size_t) k;
+          n = (size_t)k;
         }
       else
         {
@@ -835,7 +835,7 @@ read_head (docker_hijack *hj, bool peek, char *buf, size_t cap, size_t *ret_len,
       char *e = memmem (buf + from, len + n - from, "\r\n\r\n", 4);
       size_t take = n;
       if (e && peek)
-        take = (size_t) (e - buf) + 4 - len;
+        take = (size_t)(e - buf) + 4 - len;
       if (peek)
         {
           /* Consume exactly what belongs to the head.  */
@@ -847,14 +847,14 @@ read_head (docker_hijack *hj, bool peek, char *buf, size_t cap, size_t *ret_len,
                 continue;
               if (k <= 0)
                 return -ECONNRESET;
-              got += (size_t) k;
+              got += (size_t)k;
             }
         }
       len += take;
       if (e)
         {
           *ret_len = len;
-          *ret_head_end = (size_t) (e - buf) + 4;
+          *ret_head_end = (size_t)(e - buf) + 4;
           return 0;
         }
     }
@@ -868,10 +868,10 @@ head_content_length (const char *head, size_t len)
   const char *end = head + len;
   while (p < end)
     {
-      const char *nl = memchr (p, '\n', (size_t) (end - p));
+      const char *nl = memchr (p, '\n', (size_t)(end - p));
       if (!nl)
         break;
-      if ((size_t) (nl - p) > 15 && strncasecmp (p, "content-length:", 15) == 0)
+      if ((size_t)(nl - p) > 15 && strncasecmp (p, "content-length:", 15) == 0)
         return strtol (p + 15, NULL, 10);
       p = nl + 1;
     }
@@ -900,7 +900,7 @@ docker_hijack_start (docker_client *c, const char *path, const char *body, docke
       docker_hijack_free (hj);
       return berth_error_set (reterr, -ENOMEM, "out of memory");
     }
-  uint64_t deadline = now_ms () + (uint64_t) c->timeout_ms;
+  uint64_t deadline = now_ms () + (uint64_t)c->timeout_ms;
   set_conn_opts (c, hj->h, 10000);
   curl_easy_setopt (hj->h, CURLOPT_URL, url);
   curl_easy_setopt (hj->h, CURLOPT_ERRORBUFFER, errbuf);
@@ -928,7 +928,7 @@ docker_hijack_start (docker_client *c, const char *path, const char *body, docke
       docker_hijack_free (hj);
       return berth_error_set (reterr, -ENOMEM, "out of memory");
     }
-  r = send_all (hj, req, (size_t) n, deadline);
+  r = send_all (hj, req, (size_t)n, deadline);
   free (req);
   if (r < 0)
     {
@@ -966,7 +966,7 @@ docker_hijack_start (docker_client *c, const char *path, const char *body, docke
       /* Collect the error body (Content-Length bounded), then report it.  */
       long want = head_content_length (buf, head_end);
       size_t have = len - head_end;
-      while (want > 0 && have < (size_t) want && len < HEAD_MAX)
+      while (want > 0 && have < (size_t)want && len < HEAD_MAX)
         {
           size_t got = 0;
           rc = curl_easy_recv (hj->h, buf + len, HEAD_MAX - len, &got);
@@ -983,7 +983,8 @@ docker_hijack_start (docker_client *c, const char *path, const char *body, docke
         }
       docker_response resp = { .status = status, .body = buf + head_end, .len = len - head_end };
       char *m = docker_response_message (&resp);
-      r = berth_error_set (reterr, status == 404 ? -ENOENT : status == 409 ? -EBUSY : -BERTH_E_BACKEND,
+      r = berth_error_set (reterr, status == 404 ? -ENOENT : status == 409 ? -EBUSY
+                                                                           : -BERTH_E_BACKEND,
                            "the Docker engine refused the exec start (HTTP %ld): %s", status, m ? m : "?");
       free (m);
       free (buf);
@@ -1005,7 +1006,7 @@ docker_hijack_start (docker_client *c, const char *path, const char *body, docke
 int
 docker_hijack_fd (const docker_hijack *h)
 {
-  return (int) h->fd;
+  return (int)h->fd;
 }
 
 ssize_t
@@ -1023,7 +1024,7 @@ docker_hijack_recv (docker_hijack *h, void *buf, size_t len)
           free (h->pending);
           h->pending = NULL;
         }
-      return (ssize_t) n;
+      return (ssize_t)n;
     }
   size_t n = 0;
   CURLcode rc = curl_easy_recv (h->h, buf, len, &n);
@@ -1031,7 +1032,7 @@ docker_hijack_recv (docker_hijack *h, void *buf, size_t len)
     return -EAGAIN;
   if (rc != CURLE_OK)
     return -ECONNRESET;
-  return (ssize_t) n;
+  return (ssize_t)n;
 }
 
 ssize_t
@@ -1045,7 +1046,7 @@ docker_hijack_send (docker_hijack *h, const void *buf, size_t len)
     return -EAGAIN;
   if (rc != CURLE_OK)
     return -EPIPE;
-  return (ssize_t) n;
+  return (ssize_t)n;
 }
 
 int

@@ -29,7 +29,7 @@ strv_freep (char ***p)
 static void
 freep (void *p)
 {
-  free (*(void **) p);
+  free (*(void **)p);
 }
 #define _cleanup_free_ __attribute__ ((cleanup (freep)))
 
@@ -45,7 +45,7 @@ identity_labels (const char *env_id)
 {
   char *l_env = NULL, *l_uid = NULL;
   char **v = NULL;
-  if (asprintf (&l_env, "berth.env=%s", env_id) >= 0 && asprintf (&l_uid, "berth.uid=%u", (unsigned) getuid ()) >= 0)
+  if (asprintf (&l_env, "berth.env=%s", env_id) >= 0 && asprintf (&l_uid, "berth.uid=%u", (unsigned)getuid ()) >= 0)
     v = berth_strv_new ("berth=1", l_env, l_uid, NULL);
   free (l_env);
   free (l_uid);
@@ -58,7 +58,7 @@ container_name (berth_env *env)
   char *s = NULL;
   if (berth_env_is_persistent (env))
     {
-      if (asprintf (&s, "berth-%u-%s", (unsigned) getuid (), berth_env_id (env)) < 0)
+      if (asprintf (&s, "berth-%u-%s", (unsigned)getuid (), berth_env_id (env)) < 0)
         return NULL;
     }
   else if (asprintf (&s, "berth-%s", berth_env_id (env)) < 0)
@@ -104,7 +104,7 @@ mono_ms (void)
 {
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void
@@ -128,7 +128,7 @@ pull_record (void *userdata, const char *status, const char *id, int64_t current
   ps->last_log = now;
   if (current >= 0 && total > 0)
     berth_logf (ps->env, BERTH_LOG_INFO, "pulling %s: %s %s %.1f/%.1f MB", ps->image, status, id ? id : "",
-                (double) current / 1e6, (double) total / 1e6);
+                (double)current / 1e6, (double)total / 1e6);
   else
     berth_logf (ps->env, BERTH_LOG_INFO, "pulling %s: %s%s%s", ps->image, status, id ? " " : "", id ? id : "");
 }
@@ -317,7 +317,7 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
   for (size_t i = 0; denv && denv[i]; i++)
     {
       const char *eq = strchr (denv[i], '=');
-      size_t n = eq ? (size_t) (eq - denv[i]) : strlen (denv[i]);
+      size_t n = eq ? (size_t)(eq - denv[i]) : strlen (denv[i]);
       if (!eq || !docker_env_name_valid (denv[i], n))
         {
           berth_logf (env, BERTH_LOG_WARNING, "terminal.docker_env: ignoring an entry whose name is not a valid variable name");
@@ -348,7 +348,7 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
 
   bool host_user = berth_config_bool (cfg, "terminal.docker_run_as_host_user", false);
   bool snap = berth_config_bool (cfg, "terminal.docker_snap_compat", false);
-  if (host_user && asprintf (&s->user, "%u:%u", (unsigned) getuid (), (unsigned) getgid ()) < 0)
+  if (host_user && asprintf (&s->user, "%u:%u", (unsigned)getuid (), (unsigned)getgid ()) < 0)
     return oom (reterr);
 
   double cpu = berth_config_double (cfg, "terminal.container_cpu", CPU_DEFAULT);
@@ -361,8 +361,8 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
   s->o = (docker_create_opts){
     .image = s->image,
     .cmd = cmd_sleep,
-    .env = (const char *const *) s->env,
-    .binds = (const char *const *) s->binds,
+    .env = (const char *const *)s->env,
+    .binds = (const char *const *)s->binds,
     .cap_add = host_user ? caps_host_user : caps_all,
     .user = s->user,
     .init = !snap,
@@ -370,7 +370,7 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
     .network_none = !berth_config_bool (cfg, "terminal.docker_network", true),
     .pids_limit = berth_config_int (cfg, "terminal.docker_pids_limit", PIDS_DEFAULT),
     .memory = mem_mb > 0 ? (mem_mb < 6 ? 6 : mem_mb) * 1024 * 1024 : 0,
-    .nano_cpus = cpu > 0 ? (int64_t) (cpu * 1e9) : 0,
+    .nano_cpus = cpu > 0 ? (int64_t)(cpu * 1e9) : 0,
     .shm_size = shm,
   };
   return 0;
@@ -394,7 +394,7 @@ create_spec_labels (berth_env *env, create_spec *s, char digest[17], berth_error
       || berth_strv_push (&s->labels, berth_env_is_persistent (env) ? "berth.persistent=1" : "berth.persistent=0") < 0
       || berth_strv_push (&s->labels, s->o.network_none ? "berth.network=none" : "berth.network=default") < 0)
     return oom (reterr);
-  s->o.labels = (const char *const *) s->labels;
+  s->o.labels = (const char *const *)s->labels;
   return 0;
 }
 
@@ -406,7 +406,7 @@ container_find (docker_client *c, const char *env_id, docker_container *ret, ber
 {
   _cleanup_strv_ char **labels = identity_labels (env_id);
   _cleanup_free_ char *filters = NULL, *esc = NULL, *path = NULL;
-  if (!labels || docker_json_filters ((const char *const *) labels, NULL, &filters) < 0 || !(esc = docker_url_escape (filters))
+  if (!labels || docker_json_filters ((const char *const *)labels, NULL, &filters) < 0 || !(esc = docker_url_escape (filters))
       || asprintf (&path, "/containers/json?all=1&filters=%s", esc) < 0)
     return oom (reterr);
   docker_response resp = { 0 };
@@ -575,7 +575,7 @@ remember (berth_env *env, const char *id)
   if (fd < 0)
     return;
   size_t n = strlen (id);
-  if (write (fd, id, n) != (ssize_t) n)
+  if (write (fd, id, n) != (ssize_t)n)
     berth_logf (env, BERTH_LOG_DEBUG, "cannot record the container id in %s", f);
   close (fd);
 }
@@ -713,7 +713,7 @@ docker_container_cleanup (berth_env *env, bool remove, berth_error **reterr)
       docker_container_clear (&found);
     }
   r = berth_env_is_persistent (env) ? container_remove (d->client, d->container, reterr)
-                                     : container_remove_soon (d->client, d->container, reterr);
+                                    : container_remove_soon (d->client, d->container, reterr);
   if (r < 0)
     return r;
   free (d->container);
@@ -756,7 +756,7 @@ docker_container_gc (const berth_config *cfg, int64_t lifetime, berth_error **re
     }
   docker_response_clear (&resp);
   int removed = 0, failed = 0;
-  int64_t now = (int64_t) time (NULL);
+  int64_t now = (int64_t)time (NULL);
   for (size_t i = 0; i < n; i++)
     {
       const char *st = v[i].state;
@@ -792,7 +792,7 @@ docker_container_gc (const berth_config *cfg, int64_t lifetime, berth_error **re
     }
   docker_containers_free (v, n);
   docker_client_free (c);
-  (void) cfg;
-  (void) failed;
+  (void)cfg;
+  (void)failed;
   return removed;
 }

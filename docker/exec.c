@@ -51,13 +51,13 @@ proc_pump (void *proc, berth_sink_fn sink, void *userdata)
       if (n == -EAGAIN)
         return 1;
       if (n < 0)
-        return (int) n;
+        return (int)n;
       if (n == 0)
         {
           p->eof = true;
           return 0;
         }
-      int r = docker_frames_feed (&p->frames, buf, (size_t) n, frame_sink, p);
+      int r = docker_frames_feed (&p->frames, buf, (size_t)n, frame_sink, p);
       if (r < 0)
         return r;
     }
@@ -166,7 +166,7 @@ docker_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth
     return r;
   if (!req->argv || !req->argv[0])
     return berth_error_set (reterr, -EINVAL, "docker: nothing to run");
-  r = docker_json_exec_create (req->argv, user, (const char *const *) d->exec_env, req->has_stdin, &body, NULL);
+  r = docker_json_exec_create (req->argv, user, (const char *const *)d->exec_env, req->has_stdin, &body, NULL);
   if (r == -EILSEQ)
     return berth_error_set (reterr, -EILSEQ, "docker: the command is not valid UTF-8 (the Engine API cannot carry it; pass binary data on stdin)");
   if (r < 0)

@@ -34,14 +34,14 @@ docker_frames_feed (docker_frames *d, const void *data, size_t len, docker_frame
               return -EPROTO;
             }
           d->stream = d->header[0] == DOCKER_FRAME_STDIN ? DOCKER_FRAME_STDOUT : d->header[0];
-          d->remaining = (uint32_t) d->header[4] << 24 | (uint32_t) d->header[5] << 16
-                         | (uint32_t) d->header[6] << 8 | (uint32_t) d->header[7];
+          d->remaining = (uint32_t)d->header[4] << 24 | (uint32_t)d->header[5] << 16
+                         | (uint32_t)d->header[6] << 8 | (uint32_t)d->header[7];
           d->frames++;
           continue;
         }
       size_t take = d->remaining < len ? d->remaining : len;
-      fn (userdata, d->stream, (const char *) p, take);
-      d->remaining -= (uint32_t) take;
+      fn (userdata, d->stream, (const char *)p, take);
+      d->remaining -= (uint32_t)take;
       p += take;
       len -= take;
     }

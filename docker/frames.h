@@ -26,10 +26,13 @@ typedef struct docker_frames
   size_t header_len;  /* bytes of header collected */
   uint32_t remaining; /* payload bytes left in the current frame */
   int stream;
-  uint64_t frames;    /* complete headers seen */
+  uint64_t frames; /* complete headers seen */
 } docker_frames;
 
-#define DOCKER_FRAMES_INIT { .header_len = 0 }
+#define DOCKER_FRAMES_INIT \
+  {                        \
+    .header_len = 0        \
+  }
 
 /* Feed LEN bytes.  Returns 0, or -EPROTO on a malformed header (unknown
    stream type or non-zero padding); the demuxer stays in the error.  */

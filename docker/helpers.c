@@ -25,7 +25,7 @@ docker_label_sanitize (const char *s)
   for (size_t i = 0; i < n; i++)
     {
       char c = s[i];
-      out[i] = (isascii ((unsigned char) c) && isalnum ((unsigned char) c)) || c == '_' || c == '.' || c == '-' ? c : '_';
+      out[i] = (isascii ((unsigned char)c) && isalnum ((unsigned char)c)) || c == '_' || c == '.' || c == '-' ? c : '_';
     }
   out[n] = '\0';
   return out;
@@ -37,7 +37,7 @@ docker_image_split (const char *ref, char **ret_repo, char **ret_tag)
   if (!ref || !*ref || strlen (ref) > 1024)
     return -EINVAL;
   for (const char *p = ref; *p; p++)
-    if ((unsigned char) *p <= ' ' || *p == 0x7f)
+    if ((unsigned char)*p <= ' ' || *p == 0x7f)
       return -EINVAL;
   char *repo = NULL, *tag = NULL;
   if (strchr (ref, '@'))
@@ -50,7 +50,7 @@ docker_image_split (const char *ref, char **ret_repo, char **ret_tag)
         {
           if (colon[1] == '\0' || colon == ref)
             return -EINVAL;
-          repo = strndup (ref, (size_t) (colon - ref));
+          repo = strndup (ref, (size_t)(colon - ref));
           tag = strdup (colon + 1);
           if (!tag)
             {
@@ -82,7 +82,7 @@ docker_image_split (const char *ref, char **ret_repo, char **ret_tag)
 int
 docker_parse_size (const char *s, int64_t *ret)
 {
-  while (s && isspace ((unsigned char) *s))
+  while (s && isspace ((unsigned char)*s))
     s++;
   if (!s || !*s)
     {
@@ -95,7 +95,7 @@ docker_parse_size (const char *s, int64_t *ret)
   if (errno || end == s || v < 0 || !isfinite (v))
     return -EINVAL;
   double mult = 1;
-  switch (tolower ((unsigned char) *end))
+  switch (tolower ((unsigned char)*end))
     {
     case 'k':
       mult = 1024.0, end++;
@@ -116,16 +116,16 @@ docker_parse_size (const char *s, int64_t *ret)
     default:
       return -EINVAL;
     }
-  if (tolower ((unsigned char) *end) == 'b')
+  if (tolower ((unsigned char)*end) == 'b')
     end++;
-  while (isspace ((unsigned char) *end))
+  while (isspace ((unsigned char)*end))
     end++;
   if (*end)
     return -EINVAL;
   v *= mult;
   if (v > 9.0e18)
     return -ERANGE;
-  *ret = (int64_t) v;
+  *ret = (int64_t)v;
   return 0;
 }
 
@@ -141,9 +141,9 @@ docker_parse_time (const char *s, int64_t *ret)
   if (*p == '.')
     {
       p++;
-      if (!isdigit ((unsigned char) *p))
+      if (!isdigit ((unsigned char)*p))
         return -EINVAL;
-      while (isdigit ((unsigned char) *p))
+      while (isdigit ((unsigned char)*p))
         p++;
     }
   int off = 0;
@@ -163,9 +163,9 @@ docker_parse_time (const char *s, int64_t *ret)
     return -EINVAL;
   struct tm tm = { .tm_year = Y - 1900, .tm_mon = M - 1, .tm_mday = D, .tm_hour = h, .tm_min = m, .tm_sec = sec };
   time_t t = timegm (&tm);
-  if (t == (time_t) -1)
+  if (t == (time_t)-1)
     return -EINVAL;
-  *ret = (int64_t) t - off;
+  *ret = (int64_t)t - off;
   return 0;
 }
 
@@ -179,16 +179,16 @@ docker_digest (const void *data, size_t len, char out[17])
       h ^= p[i];
       h *= 0x100000001b3ULL;
     }
-  snprintf (out, 17, "%016llx", (unsigned long long) h);
+  snprintf (out, 17, "%016llx", (unsigned long long)h);
 }
 
 bool
 docker_env_name_valid (const char *s, size_t len)
 {
-  if (len == 0 || len > 255 || !(isalpha ((unsigned char) s[0]) || s[0] == '_') || !isascii ((unsigned char) s[0]))
+  if (len == 0 || len > 255 || !(isalpha ((unsigned char)s[0]) || s[0] == '_') || !isascii ((unsigned char)s[0]))
     return false;
   for (size_t i = 1; i < len; i++)
-    if (!isascii ((unsigned char) s[i]) || !(isalnum ((unsigned char) s[i]) || s[i] == '_'))
+    if (!isascii ((unsigned char)s[i]) || !(isalnum ((unsigned char)s[i]) || s[i] == '_'))
       return false;
   return true;
 }

@@ -13,13 +13,13 @@
 
 /* ---- generation ---- */
 
-#define G(call)                       \
-  do                                  \
-    {                                 \
-      yajl_gen_status s_ = (call);    \
-      if (s_ != yajl_gen_status_ok)   \
-        return gen_error (s_);        \
-    }                                 \
+#define G(call)                     \
+  do                                \
+    {                               \
+      yajl_gen_status s_ = (call);  \
+      if (s_ != yajl_gen_status_ok) \
+        return gen_error (s_);      \
+    }                               \
   while (0)
 
 static int
@@ -31,13 +31,13 @@ gen_error (yajl_gen_status s)
 static yajl_gen_status
 gstr (yajl_gen g, const char *s)
 {
-  return yajl_gen_string (g, (const unsigned char *) s, strlen (s));
+  return yajl_gen_string (g, (const unsigned char *)s, strlen (s));
 }
 
 static yajl_gen_status
 gstrn (yajl_gen g, const char *s, size_t n)
 {
-  return yajl_gen_string (g, (const unsigned char *) s, n);
+  return yajl_gen_string (g, (const unsigned char *)s, n);
 }
 
 static int
@@ -102,13 +102,13 @@ gen_take (yajl_gen g, char **ret, size_t *ret_len)
   return 0;
 }
 
-#define R(call)           \
-  do                      \
-    {                     \
-      int r_ = (call);    \
-      if (r_ < 0)         \
-        return r_;        \
-    }                     \
+#define R(call)        \
+  do                   \
+    {                  \
+      int r_ = (call); \
+      if (r_ < 0)      \
+        return r_;     \
+    }                  \
   while (0)
 
 static int
@@ -125,7 +125,7 @@ build_create (yajl_gen g, const docker_create_opts *o)
         {
           const char *eq = strchr (*e, '=');
           if (o->redact_env)
-            G (gstrn (g, *e, eq ? (size_t) (eq - *e) : strlen (*e)));
+            G (gstrn (g, *e, eq ? (size_t)(eq - *e) : strlen (*e)));
           else
             G (gstr (g, *e));
         }
@@ -142,7 +142,7 @@ build_create (yajl_gen g, const docker_create_opts *o)
       const char *eq = strchr (*l, '=');
       if (!eq)
         return -EINVAL;
-      G (gstrn (g, *l, (size_t) (eq - *l)));
+      G (gstrn (g, *l, (size_t)(eq - *l)));
       G (gstr (g, eq + 1));
     }
   G (yajl_gen_map_close (g));
@@ -289,7 +289,7 @@ tree_parse (const char *body, size_t len, yajl_val *ret)
 static const char *
 get_str (yajl_val v, const char *const *path)
 {
-  yajl_val s = yajl_tree_get (v, (const char **) path, yajl_t_string);
+  yajl_val s = yajl_tree_get (v, (const char **)path, yajl_t_string);
   return s ? YAJL_GET_STRING (s) : NULL;
 }
 
@@ -317,7 +317,7 @@ one_line (const char *s, size_t len)
   if (!out)
     return NULL;
   for (size_t i = 0; i < len; i++)
-    out[i] = ((unsigned char) s[i] < 0x20 || s[i] == 0x7f) ? ' ' : s[i];
+    out[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? ' ' : s[i];
   out[len] = '\0';
   return out;
 }
@@ -400,9 +400,9 @@ docker_json_exec_inspect (const char *body, size_t len, bool *ret_running, int *
   static const char *const pr[] = { "Running", NULL };
   static const char *const pe[] = { "ExitCode", NULL };
   static const char *const pp[] = { "Pid", NULL };
-  yajl_val running = yajl_tree_get (v, (const char **) pr, yajl_t_any);
-  yajl_val code = yajl_tree_get (v, (const char **) pe, yajl_t_any);
-  yajl_val pid = yajl_tree_get (v, (const char **) pp, yajl_t_any);
+  yajl_val running = yajl_tree_get (v, (const char **)pr, yajl_t_any);
+  yajl_val code = yajl_tree_get (v, (const char **)pe, yajl_t_any);
+  yajl_val pid = yajl_tree_get (v, (const char **)pp, yajl_t_any);
   r = -EPROTO;
   if (running && (YAJL_IS_TRUE (running) || YAJL_IS_FALSE (running))
       && (!code || YAJL_IS_NULL (code) || YAJL_IS_INTEGER (code)))
@@ -411,7 +411,7 @@ docker_json_exec_inspect (const char *body, size_t len, bool *ret_running, int *
       if (code && YAJL_IS_INTEGER (code))
         {
           long long c = YAJL_GET_INTEGER (code);
-          ec = c < 0 || c > 255 ? (int) (c & 0xff) : (int) c;
+          ec = c < 0 || c > 255 ? (int)(c & 0xff) : (int)c;
         }
       *ret_running = YAJL_IS_TRUE (running);
       *ret_exit_code = ec;
@@ -431,7 +431,7 @@ docker_json_info_ncpu (const char *body, size_t len, int64_t *ret_ncpu)
   if (r < 0)
     return r;
   static const char *const p[] = { "NCPU", NULL };
-  yajl_val n = yajl_tree_get (v, (const char **) p, yajl_t_any);
+  yajl_val n = yajl_tree_get (v, (const char **)p, yajl_t_any);
   *ret_ncpu = n && YAJL_IS_INTEGER (n) && YAJL_GET_INTEGER (n) > 0 ? YAJL_GET_INTEGER (n) : 0;
   yajl_tree_free (v);
   return 0;
@@ -450,7 +450,7 @@ docker_json_image_entrypoint (const char *body, size_t len, char **ret_entrypoin
       return -EPROTO;
     }
   static const char *const p[] = { "Config", "Entrypoint", NULL };
-  yajl_val e = yajl_tree_get (v, (const char **) p, yajl_t_array);
+  yajl_val e = yajl_tree_get (v, (const char **)p, yajl_t_array);
   const char *first = NULL;
   if (e && YAJL_GET_ARRAY (e)->len > 0 && YAJL_IS_STRING (YAJL_GET_ARRAY (e)->values[0]))
     first = YAJL_GET_STRING (YAJL_GET_ARRAY (e)->values[0]);
@@ -510,7 +510,7 @@ fill_container (yajl_val o, bool inspect, docker_container *c)
     r = dup_opt (get_str (o, pnet), &c->network_mode);
   if (r == 0 && !inspect)
     {
-      yajl_val cr = yajl_tree_get (o, (const char **) pcreated, yajl_t_any);
+      yajl_val cr = yajl_tree_get (o, (const char **)pcreated, yajl_t_any);
       c->created = cr && YAJL_IS_INTEGER (cr) ? YAJL_GET_INTEGER (cr) : 0;
     }
   if (r < 0)
@@ -597,8 +597,8 @@ struct docker_stream_parser
   docker_pull_fn fn;
   void *userdata;
   int depth;
-  int key;          /* the key of the next value */
-  bool in_detail;   /* inside progressDetail (depth 2) */
+  int key;           /* the key of the next value */
+  bool in_detail;    /* inside progressDetail (depth 2) */
   bool in_errdetail; /* inside errorDetail (depth 2) */
   size_t record_bytes;
   char status[FIELD_MAX];

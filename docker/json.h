@@ -26,7 +26,7 @@ typedef struct docker_create_opts
   bool init;
   bool no_new_privileges;
   bool network_none;
-  bool run_exec; /* /run tmpfs without noexec (s6 images) */
+  bool run_exec;      /* /run tmpfs without noexec (s6 images) */
   int64_t pids_limit; /* 0: unset */
   int64_t memory;     /* bytes, 0: unset */
   int64_t nano_cpus;  /* 0: unset */
@@ -59,12 +59,12 @@ int docker_json_image_entrypoint (const char *body, size_t len, char **ret_entry
 typedef struct docker_container
 {
   char *id;
-  char *state;       /* "running", "exited", "created", ... */
-  char *config;      /* label berth.config, or NULL */
-  char *network;     /* label berth.network, or NULL */
-  char *finished_at; /* inspect only */
+  char *state;        /* "running", "exited", "created", ... */
+  char *config;       /* label berth.config, or NULL */
+  char *network;      /* label berth.network, or NULL */
+  char *finished_at;  /* inspect only */
   char *network_mode; /* inspect only */
-  int64_t created;   /* list only: unix seconds */
+  int64_t created;    /* list only: unix seconds */
 } docker_container;
 void docker_container_clear (docker_container *c);
 void docker_containers_free (docker_container *v, size_t n);

@@ -21,7 +21,7 @@ sink (void *userdata, int stream, const char *data, size_t len)
   if (stream < 0 || stream > 3 || len == 0)
     abort ();
   for (size_t i = 0; i < len; i++)
-    a->sum[stream] = a->sum[stream] * 31 + (unsigned char) data[i];
+    a->sum[stream] = a->sum[stream] * 31 + (unsigned char)data[i];
   a->len[stream] += len;
 }
 

@@ -11,7 +11,7 @@
 static void
 on_record (void *userdata, const char *status, const char *id, int64_t current, int64_t total, const char *error)
 {
-  (*(int *) userdata)++;
+  (*(int *)userdata)++;
 }
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  const char *s = (const char *) data;
+  const char *s = (const char *)data;
   char *a = NULL, *b = NULL, *c = NULL;
   if (docker_json_error_message (s, size, &a) == 0)
     free (a);

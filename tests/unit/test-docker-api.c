@@ -97,7 +97,7 @@ drain (docker_hijack *h, out *o)
       assert_true (n >= 0);
       if (n == 0)
         break;
-      assert_int_equal (docker_frames_feed (&d, buf, (size_t) n, collect, o), 0);
+      assert_int_equal (docker_frames_feed (&d, buf, (size_t)n, collect, o), 0);
     }
   assert_true (docker_frames_at_boundary (&d));
 }
@@ -145,7 +145,7 @@ test_exec_stdin_halfclose (void **state)
       if (n == -EAGAIN)
         continue;
       assert_true (n > 0);
-      off += (size_t) n;
+      off += (size_t)n;
     }
   assert_int_equal (docker_hijack_close_write (h), 0);
   out o = { 0 };
@@ -249,7 +249,7 @@ test_unreachable (void **state)
   int fd = socket (AF_UNIX, SOCK_STREAM, 0);
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   snprintf (sa.sun_path, sizeof sa.sun_path, "%s", sock);
-  assert_int_equal (bind (fd, (struct sockaddr *) &sa, sizeof sa), 0);
+  assert_int_equal (bind (fd, (struct sockaddr *)&sa, sizeof sa), 0);
   close (fd);
   assert_int_equal (docker_client_new (&c, NULL), 0);
   assert_int_equal (docker_client_ping (c, 1000, &why), BERTH_PROBE_NEEDS_SETUP);
@@ -300,7 +300,7 @@ fake_serve (void *arg)
           ssize_t n = read (c, buf + len, sizeof buf - 1 - len);
           if (n <= 0)
             break;
-          len += (size_t) n;
+          len += (size_t)n;
           buf[len] = '\0';
           char *end = strstr (buf, "\r\n\r\n");
           if (!end)
@@ -323,9 +323,9 @@ fake_serve (void *arg)
                             "HTTP/1.1 %d X\r\nApi-Version: 1.99\r\nServer: Docker/99.0.0 (linux)\r\nContent-Type: application/json\r\n"
                             "Content-Length: %zu\r\n\r\n%s",
                             status, strlen (body), body);
-          if (write (c, resp, (size_t) k) != k)
+          if (write (c, resp, (size_t)k) != k)
             break;
-          size_t used = (size_t) (end + 4 - buf);
+          size_t used = (size_t)(end + 4 - buf);
           memmove (buf, buf + used, len - used);
           len -= used;
           buf[len] = '\0';
@@ -345,7 +345,7 @@ test_negotiate_newer_engine (void **state)
   fake f = { .lfd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) };
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   snprintf (sa.sun_path, sizeof sa.sun_path, "%s", sock);
-  assert_int_equal (bind (f.lfd, (struct sockaddr *) &sa, sizeof sa), 0);
+  assert_int_equal (bind (f.lfd, (struct sockaddr *)&sa, sizeof sa), 0);
   assert_int_equal (listen (f.lfd, 8), 0);
   pthread_t t;
   pthread_create (&t, NULL, fake_serve, &f);

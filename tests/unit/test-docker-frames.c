@@ -55,12 +55,12 @@ sink (void *userdata, int stream, const char *data, size_t len)
 static size_t
 put_frame (unsigned char *buf, int stream, const char *data, uint32_t len)
 {
-  buf[0] = (unsigned char) stream;
+  buf[0] = (unsigned char)stream;
   buf[1] = buf[2] = buf[3] = 0;
-  buf[4] = (unsigned char) (len >> 24);
-  buf[5] = (unsigned char) (len >> 16);
-  buf[6] = (unsigned char) (len >> 8);
-  buf[7] = (unsigned char) len;
+  buf[4] = (unsigned char)(len >> 24);
+  buf[5] = (unsigned char)(len >> 16);
+  buf[6] = (unsigned char)(len >> 8);
+  buf[7] = (unsigned char)len;
   memcpy (buf + 8, data, len);
   return 8 + len;
 }
@@ -151,10 +151,10 @@ test_random_chunks (void **state)
   while (n < sizeof buf - 70000)
     {
       int stream = 1 + rand () % 2;
-      uint32_t len = (uint32_t) (rand () % 3 == 0 ? rand () % 4000 : rand () % 20);
+      uint32_t len = (uint32_t)(rand () % 3 == 0 ? rand () % 4000 : rand () % 20);
       char payload[4000];
       for (uint32_t k = 0; k < len; k++)
-        payload[k] = (char) (rand () & 0xff);
+        payload[k] = (char)(rand () & 0xff);
       if (stream == 1 && wo + len > 60000)
         break;
       if (stream == 2 && we + len > 60000)
@@ -173,7 +173,7 @@ test_random_chunks (void **state)
       size_t off = 0;
       while (off < n)
         {
-          size_t chunk = (size_t) (rand () % (round < 25 ? 16 : 9000)) + 1;
+          size_t chunk = (size_t)(rand () % (round < 25 ? 16 : 9000)) + 1;
           if (chunk > n - off)
             chunk = n - off;
           assert_int_equal (docker_frames_feed (&d, buf + off, chunk, sink, &s), 0);

@@ -24,9 +24,7 @@ test_create_body (void **state)
   const char *labels[] = { "berth=1", "berth.env=abc", NULL };
   const char *binds[] = { "/h:/c:ro", NULL };
   const char *caps[] = { "CHOWN", NULL };
-  docker_create_opts o = { .image = "img:1", .cmd = cmd, .env = env, .labels = labels, .binds = binds, .cap_add = caps,
-                           .init = true, .no_new_privileges = true, .network_none = true, .pids_limit = 256,
-                           .memory = 1 << 30, .nano_cpus = 1000000000, .shm_size = 1 << 30 };
+  docker_create_opts o = { .image = "img:1", .cmd = cmd, .env = env, .labels = labels, .binds = binds, .cap_add = caps, .init = true, .no_new_privileges = true, .network_none = true, .pids_limit = 256, .memory = 1 << 30, .nano_cpus = 1000000000, .shm_size = 1 << 30 };
   char *body = NULL;
   size_t len = 0;
   assert_int_equal (docker_json_container_create (&o, &body, &len), 0);
@@ -253,13 +251,12 @@ on_record (void *userdata, const char *status, const char *id, int64_t current, 
     p->current = current, p->total = total;
 }
 
-static const char pull_ok[] =
-  "{\"status\":\"Pulling from proto/testimg\",\"id\":\"v1\"}\r\n"
-  "{\"status\":\"Pulling fs layer\",\"progressDetail\":{},\"id\":\"60babeb090c8\"}\r\n"
-  "{\"status\":\"Downloading\",\"progressDetail\":{\"current\":32768,\"total\":2144650},\"progress\":\"[\\u003e   ]  32.77kB/2.145MB\",\"id\":\"60babeb090c8\"}\r\n"
-  "{\"status\":\"Pull complete\",\"progressDetail\":{},\"id\":\"60babeb090c8\"}\r\n"
-  "{\"status\":\"Digest: sha256:22156c58\"}\r\n"
-  "{\"status\":\"Status: Downloaded newer image for localhost:5055/proto/testimg:v1\"}\r\n";
+static const char pull_ok[] = "{\"status\":\"Pulling from proto/testimg\",\"id\":\"v1\"}\r\n"
+                              "{\"status\":\"Pulling fs layer\",\"progressDetail\":{},\"id\":\"60babeb090c8\"}\r\n"
+                              "{\"status\":\"Downloading\",\"progressDetail\":{\"current\":32768,\"total\":2144650},\"progress\":\"[\\u003e   ]  32.77kB/2.145MB\",\"id\":\"60babeb090c8\"}\r\n"
+                              "{\"status\":\"Pull complete\",\"progressDetail\":{},\"id\":\"60babeb090c8\"}\r\n"
+                              "{\"status\":\"Digest: sha256:22156c58\"}\r\n"
+                              "{\"status\":\"Status: Downloaded newer image for localhost:5055/proto/testimg:v1\"}\r\n";
 
 static void
 test_pull_every_split (void **state)
