@@ -202,6 +202,13 @@ else
   kill $jobpid 2>/dev/null
 fi
 
+# The init's command server refuses malformed requests and lives on.
+for kind in magic argc body no-fds unterminated short words; do
+  check "server: a malformed request ($kind) is refused" "$CANARY" bad-request "$base/st-A/jail.sock" "$kind"
+done
+refuse "server: control, a well-formed request runs (status 0)" "$CANARY" bad-request "$base/st-A/jail.sock" good
+check "server: the jail still runs commands after malformed requests" E A true
+
 # Exit status and signals pass through.
 E A sh -c 'exit 7'
 [ $? -eq 7 ] && ok "exit status passes through" || not_ok "exit status passes through"

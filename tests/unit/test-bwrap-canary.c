@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -192,6 +193,60 @@ main (int argc, char **argv)
           return 1;
         }
       return result (v, fd);
+    }
+  if (strcmp (v, "bad-request") == 0 && argc > 3)
+    {
+      /* A malformed request to the jail's command server (ARG: the socket,
+         argv[3]: which).  Exit 0 when the server refused it cleanly (a
+         reason and a non-zero status, or a closed connection).  */
+      struct sockaddr_un sa;
+      socklen_t len = unix_addr (&sa, a, false);
+      int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), nul = open ("/dev/null", O_RDWR);
+      uint32_t hdr[5] = { 0x314a5842u, 1, 0, 7, 0 }; /* "/" "true" */
+      const char *kind = argv[3];
+      char body[] = "/\0true";
+      char reply[512] = "";
+      ssize_t n, got = 0;
+      int fds[3] = { nul, nul, nul };
+      char cbuf[CMSG_SPACE (sizeof fds)];
+      struct iovec iov = { .iov_base = hdr, .iov_len = sizeof hdr };
+      struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+      struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
+      memset (cbuf, 0, sizeof cbuf);
+      cm->cmsg_level = SOL_SOCKET;
+      cm->cmsg_type = SCM_RIGHTS;
+      cm->cmsg_len = CMSG_LEN (sizeof fds);
+      memcpy (CMSG_DATA (cm), fds, sizeof fds);
+      if (connect (fd, (struct sockaddr *) &sa, len) < 0)
+        return perror ("connect"), 2;
+      if (strcmp (kind, "magic") == 0)
+        hdr[0] = 0xdeadbeef;
+      else if (strcmp (kind, "argc") == 0)
+        hdr[1] = 0x7fffffff;
+      else if (strcmp (kind, "body") == 0)
+        hdr[3] = 0xffffffffu;
+      else if (strcmp (kind, "no-fds") == 0)
+        mh.msg_control = NULL, mh.msg_controllen = 0;
+      else if (strcmp (kind, "unterminated") == 0)
+        hdr[3] = sizeof body - 1;
+      else if (strcmp (kind, "short") == 0)
+        iov.iov_len = 7;
+      else if (strcmp (kind, "words") == 0)
+        hdr[1] = 5; /* more words than the body holds */
+      if (sendmsg (fd, &mh, MSG_NOSIGNAL) < 0)
+        return perror ("sendmsg"), 2;
+      if (strcmp (kind, "short") != 0 && send (fd, body, hdr[3] < sizeof body ? hdr[3] : sizeof body, MSG_NOSIGNAL) < 0)
+        {
+        }
+      shutdown (fd, SHUT_WR);
+      while ((n = read (fd, reply + got, sizeof reply - 1 - got)) > 0)
+        got += n;
+      reply[got] = '\0';
+      for (ssize_t i = 0; i < got; i++)
+        if (reply[i] == '\0')
+          reply[i] = '|';
+      printf ("bad-request %s: %s\n", kind, got ? reply : "(closed)");
+      return strstr (reply, "status=0\n") ? 1 : 0;
     }
   fprintf (stderr, "usage: test-bwrap-canary VERB [ARG]\n");
   return 2;
