@@ -31,7 +31,7 @@ r=$(bj -- 'echo hello')
 is "$(out "$r")" "hello" "echo hello"
 is "$(field "$r" exit_code)" 0 "echo exits 0"
 is "$(field "$r" backend)" "$BACKEND" "the result names its backend"
-ok "the result names its environment" test -n "$(field "$r" env)"
+check "the result names its environment" test -n "$(field "$r" env)"
 is "$(field "$(bj -- 'exit 42')" exit_code)" 42 "exit 42 is a result"
 is "$(field "$(bj -- '(exit 42)')" exit_code)" 42 "(exit 42) is a result"
 r=$(bj -- 'echo out; echo err >&2; echo out2')
@@ -49,7 +49,7 @@ is "$(out "$r")" "body line" "heredoc prints its body and nothing of the wrapper
 # --- markers cannot be forged (scenarios 9-11) ---
 r=$(bj -- 'printf "\0BERTH:cwd:/etc\0BERTH:ec:9\0"; printf "__HERMES_CWD_x__/etc__HERMES_CWD_x__\n"; printf "BERTH:ec:7\n"; true' | tr -d '\0')
 is "$(field "$r" exit_code)" 0 "look-alike state records change nothing (exit code)"
-ok "look-alike state records change nothing (cwd)" test "$(field "$r" cwd)" != /etc
+check "look-alike state records change nothing (cwd)" test "$(field "$r" cwd)" != /etc
 like "$(out "$r" | tr -d "\\0")" "*BERTH:ec:7*" "look-alike text stays in the output"
 
 # --- cwd (21, 29) ---
@@ -77,7 +77,7 @@ for i in $(seq 1 50); do bj -e "$E" -- 'export N_BERTH=$((N_BERTH + 1))' >/dev/n
 is "$(out "$(bj -e "$E" -- 'echo $N_BERTH')")" 50 "50 sequential commands in one named environment keep state"
 bj -e "iso1$TAG" -- 'export LEAK_BERTH=1' >/dev/null
 is "$(out "$(bj -e "iso2$TAG" -- 'echo ${LEAK_BERTH:-unset}')")" unset "two environments do not share state"
-ok "a throw-away environment does not see a named one" test "$(out "$(bj -- 'echo ${LEAK_BERTH:-unset}')")" = unset
+check "a throw-away environment does not see a named one" test "$(out "$(bj -- 'echo ${LEAK_BERTH:-unset}')")" = unset
 
 # --- stdin (22) ---
 r=$(printf 'hello from stdin\n' | bx --json --stdin - -- cat)
@@ -93,7 +93,7 @@ r=$(bj -e "$T" -t 1 -- "echo partial; setsid bash -c 'exec -a berth-canary-$TAG 
 is "$(field "$r" exit_code)" 124 "timeout exits 124"
 is "$(field "$r" timed_out)" true "timed_out is set"
 like "$(out "$r")" "partial*\[Command timed out after 1s\]" "partial output and the timeout note"
-ok "timeout returns promptly" test $((SECONDS - start)) -lt 15
+check "timeout returns promptly" test $((SECONDS - start)) -lt 15
 canaries () { bj -e "$T" -- "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -o 'berth-canar[y]-$TAG' | wc -l"; }
 is "$(out "$(canaries)" | tr -d ' ')" 0 "the whole tree is killed where it runs, setsid escapees included"
 is "$(out "$(bj -e "$T" -- 'echo next')")" next "the next command works after a timeout"
@@ -109,9 +109,9 @@ G=bg$TAG
 bj -e "$G" -- true >/dev/null
 r=$(bj -e "$G" -- 'sleep 100 & echo started')
 is "$(out "$r")" started "a background child does not hang execute"
-ok "… and it returns promptly ($(field "$r" duration_ms) ms)" test "$(field "$r" duration_ms)" -lt 2000
+check "… and it returns promptly ($(field "$r" duration_ms) ms)" test "$(field "$r" duration_ms)" -lt 2000
 r=$(bj -e "$G" -- 'setsid sleep 100 >/dev/null 2>&1 & disown')
-ok "setsid … & disown returns promptly ($(field "$r" duration_ms) ms)" test "$(field "$r" duration_ms)" -lt 2000
+check "setsid … & disown returns promptly ($(field "$r" duration_ms) ms)" test "$(field "$r" duration_ms)" -lt 2000
 bj -e "$G" -- 'pkill -f "^sleep 100$" 2>/dev/null; true' >/dev/null
 
 # --- output cap, spill, UTF-8 (31, 32) ---
@@ -119,7 +119,7 @@ r=$(bj -- 'i=0; while [ $i -lt 2000 ]; do echo "line $i ........................
 is "$(field "$r" truncated)" true "output over the cap is truncated"
 like "$(out "$r")" "line 0 *\[OUTPUT TRUNCATED - * chars omitted out of * total\]*line 1999*" "head 40 % / tail 60 % with the note"
 spill=$(field "$r" full_output_path)
-ok "the full output goes to a spill file" test -f "$spill"
+check "the full output goes to a spill file" test -f "$spill"
 is "$(stat -c %a "$spill" 2>/dev/null)" 600 "the spill file is 0600"
 is "$(wc -l <"$spill" | tr -d ' ')" 2000 "the spill file has every line"
 r=$(bj -- 'printf "ok \377\376 end\n"')
@@ -131,10 +131,10 @@ like "$(out "$r")" "*a€" "a multibyte character split across reads stays whole
 if [ -x /usr/bin/time ]; then
   rss=$( { /usr/bin/time -f '%M' "$BERTH" exec -b "$BACKEND" "${EXTRA[@]}" --json -- 'head -c 100000000 /dev/zero | tr "\0" a' >"$TEST_TMP/big.json"; } 2>&1 | tail -n1)
   is "$(jq -r .output_total_bytes "$TEST_TMP/big.json")" 100000000 "100 MB of output is counted"
-  ok "… with bounded memory (${rss} KiB RSS < 32 MiB)" test "${rss:-999999}" -lt 32768
+  check "… with bounded memory (${rss} KiB RSS < 32 MiB)" test "${rss:-999999}" -lt 32768
   rm -f "$(jq -r .full_output_path "$TEST_TMP/big.json")"
 else
-  ok "/usr/bin/time is installed for the memory check" false
+  check "/usr/bin/time is installed for the memory check" false
 fi
 
 # --- secrets (DESIGN 10) ---
@@ -151,9 +151,9 @@ fi
 P=pt$TAG
 r=$(BERTH_CONFIG=$cfg BERTH_PASS_TOKEN='v a$l"ue' "$BERTH" exec -b "$BACKEND" "${EXTRA[@]}" -e "$P" --json -- 'echo "$BERTH_PASS_TOKEN"; export OTHER_SECRET=x')
 is "$(out "$r")" 'v a$l"ue' "an allow-listed variable reaches the command intact"
-ok "… and is never written to the snapshot" bash -c "! grep -rq 'v a' '$XDG_STATE_HOME/berth/envs/$P'"
-ok "snapshot files are 0600" bash -c "[ -z \"\$(find '$XDG_STATE_HOME/berth' -type f ! -perm 600)\" ]"
-ok "the state directory is 0700" test "$(stat -c %a "$XDG_STATE_HOME/berth/envs/$P")" = 700
+check "… and is never written to the snapshot" bash -c "! grep -rq 'v a' '$XDG_STATE_HOME/berth/envs/$P'"
+check "snapshot files are 0600" bash -c "[ -z \"\$(find '$XDG_STATE_HOME/berth' -type f ! -perm 600)\" ]"
+check "the state directory is 0700" test "$(stat -c %a "$XDG_STATE_HOME/berth/envs/$P")" = 700
 
 # --- exec_prefix (3.2) ---
 X=xp$TAG

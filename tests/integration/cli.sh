@@ -31,7 +31,7 @@ run "$BERTH" exec --json -- 'head -c 200000 /dev/zero | tr "\0" x'
 is "$(jq -r '[.output, .exit_code, .cwd, .timed_out, .interrupted, .truncated, .output_total_bytes, .full_output_path, .backend, .env, .duration_ms] | map(type) | join(",")' <<<"$stdout")" \
   "string,number,string,boolean,boolean,boolean,number,string,string,string,number" "--json has the documented fields and types"
 is "$(jq -r .truncated <<<"$stdout")" true "--json output is capped"
-ok "--json output stays under the cap" test "$(jq -r '.output | length' <<<"$stdout")" -lt 50200
+check "--json output stays under the cap" test "$(jq -r '.output | length' <<<"$stdout")" -lt 50200
 
 run "$BERTH" exec -t 1 -- 'sleep 30'
 is "$rc" 124 "a timeout exits 124"
@@ -40,13 +40,13 @@ like "$stderr" "*timed out after 1s*" "and says so on stderr"
 run "$BERTH" exec -b nosuchbackend -- true
 is "$rc" 125 "an unknown backend exits 125"
 like "$stderr" "berth: unknown backend 'nosuchbackend' (available: *local*)" "and lists the available ones"
-ok "in one line" one_line
+check "in one line" one_line
 
 printf 'terminal:\n  timeout: [1, 2\n' >"$TEST_TMP/bad.yaml"
 run "$BERTH" --config "$TEST_TMP/bad.yaml" exec -- true
 is "$rc" 125 "malformed YAML exits 125"
 like "$stderr" "berth: $TEST_TMP/bad.yaml:[0-9]*:[0-9]*:*" "with file:line:col"
-ok "in one line" one_line
+check "in one line" one_line
 
 printf 'terminal:\n  timeout: soon\n' >"$TEST_TMP/type.yaml"
 run "$BERTH" --config "$TEST_TMP/type.yaml" exec -- true
@@ -125,6 +125,6 @@ is "$(jq -r '[.backend, (.ratio_median | type)] | join(" ")' <<<"$stdout")" "loc
 
 for sub in exec exec-prefix exec-stream backends doctor ls rm gc config plugins bench; do
   run "$BERTH" $sub --help
-  ok "berth $sub --help exits 0 with a usage" bash -c "[ $rc -eq 0 ] && grep -q Usage '$TEST_TMP/out'"
+  check "berth $sub --help exits 0 with a usage" bash -c "[ $rc -eq 0 ] && grep -q Usage '$TEST_TMP/out'"
 done
 done_testing

@@ -7,9 +7,9 @@ lib=$B/.libs/libberth.so
 [ -e "$lib" ] || skip_all "no shared libberth in this build"
 bad=$(nm -D --defined-only "$lib" | awk '$2 ~ /[TDBR]/ {print $3}' | sed 's/@.*//' | grep -v '^berth_' | grep -v '^BERTH_' || true)
 is "$bad" "" "libberth.so exports only berth_* symbols"
-ok "libberth.so has a SONAME" bash -c "objdump -p '$lib' | grep -q 'SONAME.*libberth.so.0'"
-ok "the public API is exported" bash -c "nm -D --defined-only '$lib' | grep -q ' berth_env_execute'"
-ok "internals are hidden" bash -c "! nm -D --defined-only '$lib' | grep -q 'berth_output_add\|berth_script_build\|berth_ctx_register'"
+check "libberth.so has a SONAME" bash -c "objdump -p '$lib' | grep -q 'SONAME.*libberth.so.0'"
+check "the public API is exported" bash -c "nm -D --defined-only '$lib' | grep -q ' berth_env_execute'"
+check "internals are hidden" bash -c "! nm -D --defined-only '$lib' | grep -q 'berth_output_add\|berth_script_build\|berth_ctx_register'"
 for m in "$B"/*/.libs/*.so; do
   [ -e "$m" ] || continue
   case $m in */sdk/*|*/tests/*) continue ;; esac

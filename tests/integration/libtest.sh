@@ -1,8 +1,8 @@
 # libtest.sh: TAP helpers for berth's shell tests (source it).
-#   plan N | skip_all REASON | ok COND-CMD... | is GOT WANT NAME | done_testing
+#   check NAME CMD... | ok NAME | not_ok NAME | is GOT WANT NAME | like GOT GLOB NAME
+#   diag TEXT | skip_all REASON | done_testing
 # In CI (CI=true) or with BERTH_TEST_MUST_WORK=1, skip_all FAILS: a runtime
 # that can exist on this machine must not be skipped silently.
-set -u
 __tap_n=0
 __tap_failed=0
 BERTH=${BERTH:-berth}
@@ -42,48 +42,43 @@ berth_test_cleanup ()
   [ -n "${TEST_TMP:-}" ] && rm -rf "$TEST_TMP"
 }
 
-ok ()
+# ok DESC / not_ok DESC: record a result; check DESC CMD...: run CMD.
+ok () { __tap_n=$((__tap_n + 1)); echo "ok $__tap_n - $*"; }
+not_ok () { __tap_n=$((__tap_n + 1)); __tap_failed=$((__tap_failed + 1)); echo "not ok $__tap_n - $*"; }
+check ()
 {
   local name=$1; shift
-  __tap_n=$((__tap_n + 1))
-  if "$@"; then
-    echo "ok $__tap_n - $name"
-  else
-    echo "not ok $__tap_n - $name"
-    __tap_failed=$((__tap_failed + 1))
-  fi
+  if "$@"; then ok "$name"; else not_ok "$name"; fi
 }
 
 is ()
 {
   local got=$1 want=$2 name=$3
-  __tap_n=$((__tap_n + 1))
   if [ "$got" = "$want" ]; then
-    echo "ok $__tap_n - $name"
+    ok "$name"
   else
-    echo "not ok $__tap_n - $name"
+    not_ok "$name"
     printf '#   got:  %q\n#   want: %q\n' "$got" "$want"
-    __tap_failed=$((__tap_failed + 1))
   fi
 }
 
 like ()
 {
   local got=$1 pattern=$2 name=$3
-  __tap_n=$((__tap_n + 1))
   if [[ $got == $pattern ]]; then
-    echo "ok $__tap_n - $name"
+    ok "$name"
   else
-    echo "not ok $__tap_n - $name"
+    not_ok "$name"
     printf '#   got:     %q\n#   pattern: %s\n' "${got:0:400}" "$pattern"
-    __tap_failed=$((__tap_failed + 1))
   fi
 }
 
 diag () { printf '# %s\n' "$*"; }
 
+# Print the plan and exit: 0 when everything passed.
 done_testing ()
 {
   echo "1..$__tap_n"
   [ "$__tap_failed" -eq 0 ]
+  exit $?
 }

@@ -4,22 +4,7 @@
 # party would, against this build tree (an uninstalled berth.pc), and
 # installs it into a scratch $XDG_DATA_HOME.
 
-T_N=0
-T_FAILED=0
-ok () { T_N=$((T_N + 1)); echo "ok $T_N - $*"; }
-not_ok () { T_N=$((T_N + 1)); T_FAILED=$((T_FAILED + 1)); echo "not ok $T_N - $*"; }
-check () { # check DESCRIPTION COMMAND...
-  local d=$1; shift
-  if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-diag () { printf '%s\n' "$*" | sed 's/^/# /'; }
-done_testing () { echo "1..$T_N"; [ "$T_FAILED" = 0 ]; exit $?; }
-must_work () { [ "${CI:-}" = true ] || [ -n "${BERTH_TEST_MUST_WORK:-}" ]; }
-# A TAP skip is "1..0 # SKIP" with exit 0 (tap-driver.sh scores 77 as ERROR).
-skip_all () {
-  if must_work && [ "${BERTH_TEST_ALLOW_SKIP:-0}" != 1 ]; then echo "1..0 # SKIP $* (but CI requires it: failing)"; echo "Bail out! $*"; exit 1; fi
-  echo "1..0 # SKIP $*"; exit 0
-}
+. "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
 
 : "${BERTH_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${BERTH_BUILDDIR:=$(pwd)}"

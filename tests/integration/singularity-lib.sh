@@ -12,19 +12,13 @@ SING_BUILDDIR=${BERTH_BUILDDIR:-$PWD}
 : "${BERTH:=$SING_BUILDDIR/berth}"
 SING_DOUBLE=$SING_SRCDIR/tests/doubles/apptainer/apptainer
 
-t_n=0
-t_fail=0
-ok () { t_n=$((t_n + 1)); echo "ok $t_n - $*"; }
-not_ok () { t_n=$((t_n + 1)); t_fail=$((t_fail + 1)); echo "not ok $t_n - $*"; }
-diag () { printf '%s\n' "$@" | sed 's/^/# /'; }
-# check NAME CMD...: ok when CMD succeeds; the last berth output as diagnostics otherwise.
+. "$SING_SRCDIR/tests/integration/libtest.sh"
+# check NAME CMD...: as libtest's, with the last berth output as diagnostics.
 check ()
 {
   local name=$1; shift
   if "$@"; then ok "$name"; else not_ok "$name"; diag "command: $*" "rc=$rc" "--- out:" "$(head -c 2000 "$T/out" 2>/dev/null)" "--- err:" "$(head -c 2000 "$T/err" 2>/dev/null)"; fi
 }
-# must_work: in CI a skip of something that can run here is a failure.
-must_work () { [ "${CI:-}" = true ] || [ -n "${BERTH_TEST_MUST_WORK:-}" ]; }
 
 # b ARGS...: run berth, output in $T/out and $T/err, status in $rc.
 b ()
@@ -372,6 +366,5 @@ sing_run_all ()
   t_gc
   t_no_bash
   t_discovery
-  echo "1..$t_n"
-  [ $t_fail = 0 ]
+  done_testing
 }
