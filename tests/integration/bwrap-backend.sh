@@ -73,10 +73,11 @@ ok "canary: unshare -U is refused" test "$(field "$(bj -- 'unshare -U true')" ex
 is "$(out "$(bj -- "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")")" lo "workspace profile: only lo (scenario 71)"
 like "$(out "$(SSH_AUTH_SOCK=/x/agent bj -- 'echo "[${SSH_AUTH_SOCK-unset}]"')")" "*[unset]*" "SSH_AUTH_SOCK does not reach the jail (scenario 70)"
 if [ -x "$CANARY" ]; then
-  "$CANARY" serve-tcp 38517 >/dev/null 2>&1 &
+  port=$((20000 + RANDOM % 20000))
+  "$CANARY" serve-tcp "$port" >/dev/null 2>&1 &
   srv=$!
   sleep 0.3
-  ok "canary: no network reaches a host port" test "$(field "$(bj -- "$CANARY connect-tcp 38517")" exit_code)" = 1
+  ok "canary: no network reaches a host port" test "$(field "$(bj -- "$CANARY connect-tcp $port")" exit_code)" = 1
   [ -S /run/docker.sock ] && ok "canary: docker.sock is masked" test "$(field "$(bj -- "$CANARY connect-unix /run/docker.sock")" exit_code)" = 1
   kill $srv 2>/dev/null
 fi
