@@ -14,6 +14,12 @@
  *    `ssh -T ... host -- <quoted words>` itself (ssh-proc.c); exec_prefix()
  *    returns [berth-ssh-exec, ssh, -T, ..., host, --] for other callers:
  *    the helper quotes the words that follow so they arrive unchanged.
+ *  - sshd runs every command as `$SHELL -c STRING`.  When the remote login
+ *    shell is bash (asked once per master, kept next to the socket),
+ *    start() sends execute's `bash -c SCRIPT` as SCRIPT itself: the same
+ *    bash semantics (Debian's bash sources ~/.bashrc for ssh commands in
+ *    both cases), one bash start fewer per command.  Any other login
+ *    shell, or terminal.ssh_direct_bash: false, keeps the quoted words.
  *  - cleanup() leaves a named environment's master for the next `berth
  *    exec -e NAME`, and otherwise sends `-O exit` to this environment's
  *    master only.  */
@@ -59,6 +65,9 @@ typedef struct ssh_env
   char *pid_path;
   char *dest_path; /* the settings the running master was started with */
   char *identity;
+  char *shell_path; /* what the remote login shell is: "bash" or "other" */
+  bool direct_bash; /* run `bash -c X` as X in the remote login bash */
+  bool allow_direct;
   bool persistent;
 } ssh_env;
 
@@ -80,6 +89,7 @@ ssh_env_free (void *data)
   free (e->pid_path);
   free (e->dest_path);
   free (e->identity);
+  free (e->shell_path);
   free (e);
 }
 
@@ -345,6 +355,64 @@ lock_master (const ssh_env *e)
   return fd;
 }
 
+/* Is the remote login shell bash?  sshd runs every command as
+   `$SHELL -c STRING`: when that shell is bash, execute's `bash -c SCRIPT`
+   can be sent as SCRIPT itself, saving a second bash on every command.
+   One round trip over the master, when a master is started; the answer
+   is kept next to the socket.  Any other shell (sh, zsh, fish, csh)
+   answers differently or fails, and keeps the nested `bash -c`.  */
+static void
+detect_shell (berth_env *env, ssh_env *e)
+{
+  berth_ssh_settings s = settings_of (e);
+  char **argv = NULL, *out = NULL;
+  int status = -1, fd;
+  bool bash = false;
+
+  e->direct_bash = false;
+  if (!e->allow_direct)
+    return;
+  if (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, true, NULL, &argv) == 0 && berth_strv_push (&argv, "--") == 0
+      && berth_strv_push (&argv, "echo \"berth-shell:${BASH_VERSION-none}\"") == 0
+      && berth_run_capture ((const char *const *) argv, NULL, NULL, e->connect_timeout + 10.0, SSH_CAPTURE_MAX, &out, &status, NULL) == 0
+      && status == 0)
+    {
+      for (const char *p = out; p && (p = strstr (p, "berth-shell:")) != NULL; p++)
+        if ((p == out || p[-1] == '\n') && p[12] >= '0' && p[12] <= '9')
+          bash = true;
+    }
+  berth_strv_free (argv);
+  free (out);
+  e->direct_bash = bash;
+  berth_logf (env, BERTH_LOG_DEBUG, "ssh: the remote login shell is %s", bash ? "bash" : "not bash");
+  fd = open (e->shell_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0)
+    {
+      const char *v = bash ? "bash\n" : "other\n";
+      if (write (fd, v, strlen (v)) < 0)
+        unlink (e->shell_path);
+      close (fd);
+    }
+}
+
+/* The recorded answer; false when none.  */
+static bool
+read_shell (const ssh_env *e, bool *ret_bash)
+{
+  char buf[16] = "";
+  int fd = open (e->shell_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  ssize_t n;
+  if (fd < 0)
+    return false;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  *ret_bash = strcmp (buf, "bash\n") == 0;
+  return true;
+}
+
 /* Make sure this environment's master answers; start one when it does
    not.  *RET_STARTED tells whether a new one was started.  */
 static int
@@ -405,6 +473,7 @@ ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
         {
           record_master (e, pid);
           record_identity (e);
+          detect_shell (env, e);
           berth_logf (env, BERTH_LOG_DEBUG, "ssh: master %d for %s on %s", (int) pid, dest, e->control_path);
           r = 0;
         }
@@ -515,6 +584,13 @@ ssh_create (berth_env *env, berth_error **reterr)
       r = berth_error_errno (reterr, ENOMEM, "out of memory");
       goto fail;
     }
+  if (asprintf (&e->shell_path, "%s.shell", e->control_path) < 0)
+    {
+      e->shell_path = NULL;
+      r = berth_error_errno (reterr, ENOMEM, "out of memory");
+      goto fail;
+    }
+  e->allow_direct = berth_config_bool (cfg, "terminal.ssh_direct_bash", true);
   e->identity = identity_of (e);
   if (!identity_matches (e))
     {
@@ -528,6 +604,10 @@ ssh_create (berth_env *env, berth_error **reterr)
     }
   if ((r = ensure_master (env, e, reterr)) < 0)
     goto fail;
+  if (!e->allow_direct)
+    e->direct_bash = false;
+  else if (!read_shell (e, &e->direct_bash))
+    detect_shell (env, e); /* a master started before this was recorded */
   berth_env_set_data (env, e);
   return 0;
 
@@ -596,18 +676,29 @@ ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_er
     return berth_error_set (reterr, EINVAL, "ssh: nothing to run");
   if ((r = ensure_master (env, e, reterr)) < 0)
     return r;
-  words = calloc (nargs + 7, sizeof (char *));
-  if (words == NULL)
-    return berth_error_errno (reterr, ENOMEM, "out of memory");
-  if (user && *user && strcmp (user, e->user) != 0)
-    for (size_t i = 0; i < 6; i++)
-      words[n++] = sudo[i];
-  for (size_t i = 0; i < nargs; i++)
-    words[n++] = req->argv[i];
-  r = berth_ssh_join_words (words, n, &joined);
-  free (words);
-  if (r < 0)
-    return berth_error_errno (reterr, -r, "ssh: cannot quote the command");
+  bool other_user = user && *user && strcmp (user, e->user) != 0;
+  if (e->direct_bash && !other_user && nargs == 3 && strcmp (req->argv[0], "bash") == 0 && strcmp (req->argv[1], "-c") == 0)
+    {
+      /* the remote login shell is bash: it runs the script itself */
+      joined = strdup (req->argv[2]);
+      if (joined == NULL)
+        return berth_error_errno (reterr, ENOMEM, "out of memory");
+    }
+  else
+    {
+      words = calloc (nargs + 7, sizeof (char *));
+      if (words == NULL)
+        return berth_error_errno (reterr, ENOMEM, "out of memory");
+      if (other_user)
+        for (size_t i = 0; i < 6; i++)
+          words[n++] = sudo[i];
+      for (size_t i = 0; i < nargs; i++)
+        words[n++] = req->argv[i];
+      r = berth_ssh_join_words (words, n, &joined);
+      free (words);
+      if (r < 0)
+        return berth_error_errno (reterr, -r, "ssh: cannot quote the command");
+    }
   s = settings_of (e);
   r = berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, !req->has_stdin, NULL, &argv);
   if (r == 0 && (berth_strv_push (&argv, "--") < 0 || berth_strv_push (&argv, joined) < 0))
@@ -648,6 +739,12 @@ ssh_cleanup (berth_env *env, bool remove, berth_error **reterr)
       unlink (lock);
       if (asprintf (&dest, "%s.dest", path) >= 0)
         unlink (dest);
+      free (dest);
+      if ((dest = malloc (strlen (path) + 8)) != NULL)
+        {
+          sprintf (dest, "%s.shell", path);
+          unlink (dest);
+        }
     }
   free (dest);
   free (path);

@@ -82,5 +82,25 @@ bgpid=$(remote_ps | awk -v t="$tag" '$2 == t {print $1}' | head -1)
 check "a background job survives the cleanup of its environment" [ "$rc" = 0 -a -n "$bgpid" ]
 [ -n "$bgpid" ] && kill "$bgpid"
 
+# a bash login shell runs execute's script itself (one bash, not two);
+# ssh_direct_bash: false, or another login shell, keeps `bash -c`
+# (a bash that another bash exec'd has "_=/usr/bin/bash" in its initial
+# environment; one started by sshd has no "_")
+probe='tr "\0" "\n" < /proc/$$/environ | grep -c "^_=.*bash$"'
+out=$(b exec -b ssh -- "$probe"); rc=$?
+check "bash login shell: it runs the script itself (no second bash)" [ "$out" = 0 ]
+write_config "$TDIR/nested.yaml" "ssh_direct_bash: false"
+out=$("$BERTH" --config "$TDIR/nested.yaml" exec -b ssh -- "$probe"); rc=$?
+check "ssh_direct_bash: false runs it in a nested bash -c" [ "$rc" = 0 -a "$out" = 1 ]
+write_config "$TDIR/sh.yaml"
+sed -i "s|ssh_user: .*|ssh_user: $BERTH_SSHD_SH_USER|" "$TDIR/sh.yaml"
+out=$("$BERTH" --config "$TDIR/sh.yaml" exec -b ssh -- 'cd /tmp; export X=1; echo "${BASH_VERSION:+bash} $(getent passwd $(id -un) | cut -d: -f7)"' 2>"$TDIR/err"); rc=$?
+check "a /bin/sh login shell still runs commands in bash" [ "$rc" = 0 -a "$out" = "bash /bin/sh" ]
+[ "$rc" = 0 ] || diag "rc=$rc out=$out err=$(cat "$TDIR/err")"
+line=$("$BERTH" --config "$TDIR/sh.yaml" exec-prefix -e shp); eval "shp=($line)"
+"${shp[@]}" bash -c "$script" arg0 "a b" "it's" '$(touch /tmp/pwned)' $'l1\nl2' -n '' >"$TDIR/out" 2>"$TDIR/err"; rc=$?
+check "... and exec_prefix round-trips words through it" [ "$rc" = 0 ] && [ "$(cat "$TDIR/out")" = "$expect" ]
+"$BERTH" --config "$TDIR/sh.yaml" rm shp >/dev/null
+
 b rm px >/dev/null
 done_testing

@@ -18,6 +18,7 @@ set -eu
 DIR=${BERTH_SSHD_DIR:-/tmp/berth-sshd}
 PORT=${BERTH_SSHD_PORT:-2222}
 TUSER=${BERTH_SSHD_USER:-berthtest}
+SHUSER=${TUSER}sh   # a second user whose login shell is /bin/sh, not bash
 
 die () { echo "sshd.sh: $*" >&2; exit 1; }
 
@@ -60,11 +61,18 @@ usermod -p '*' "$TUSER"
 HOME_T=$(getent passwd "$TUSER" | cut -d: -f6)
 install -d -m 0755 -o "$TUSER" -g "$TUSER" "$HOME_T"
 for f in .bashrc .profile .bash_logout; do
-  # a skeleton dotfile from useradd: emptied once
-  if [ -s "$HOME_T/$f" ]; then : > "$HOME_T/$f"; fi
-  [ -f "$HOME_T/$f" ] || : > "$HOME_T/$f"
+  # a skeleton dotfile from useradd: emptied
+  if [ -s "$HOME_T/$f" ] || [ ! -f "$HOME_T/$f" ]; then : > "$HOME_T/$f"; fi
   chown "$TUSER:$TUSER" "$HOME_T/$f"
 done
+if ! id "$SHUSER" >/dev/null 2>&1; then
+  useradd --create-home --shell /bin/sh "$SHUSER"
+fi
+usermod -p '*' "$SHUSER"
+HOME_S=$(getent passwd "$SHUSER" | cut -d: -f6)
+install -d -m 0700 -o "$SHUSER" -g "$SHUSER" "$HOME_S/.ssh"
+cat "$DIR/client_ed25519.pub" "$DIR/client2_ed25519.pub" | put "$HOME_S/.ssh/authorized_keys" 0600 || true
+chown "$SHUSER:$SHUSER" "$HOME_S/.ssh/authorized_keys"
 install -d -m 0700 -o "$TUSER" -g "$TUSER" "$HOME_T/.ssh"
 # two accepted keys: the second lets one test count its own logins in the
 # sshd log (by fingerprint) while other tests run in parallel
@@ -84,7 +92,7 @@ PubkeyAuthentication yes
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin no
-AllowUsers $TUSER
+AllowUsers $TUSER $SHUSER
 AuthorizedKeysFile .ssh/authorized_keys
 MaxSessions 64
 MaxStartups 64:30:128
@@ -124,6 +132,7 @@ BERTH_SSHD_HOST=127.0.0.1
 BERTH_SSHD_PORT=$PORT
 BERTH_SSHD_USER=$TUSER
 BERTH_SSHD_HOME='$HOME_T'
+BERTH_SSHD_SH_USER=$SHUSER
 BERTH_SSHD_KEY='$DIR/client_ed25519'
 BERTH_SSHD_KEY2='$DIR/client2_ed25519'
 BERTH_SSHD_REFUSED_KEY='$DIR/refused_ed25519'
