@@ -29,12 +29,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <berth/provider.h>
@@ -355,52 +357,26 @@ lock_master (const ssh_env *e)
   return fd;
 }
 
-/* Is the remote login shell bash?  sshd runs every command as
-   `$SHELL -c STRING`: when that shell is bash, execute's `bash -c SCRIPT`
-   can be sent as SCRIPT itself, saving a second bash on every command.
-   One round trip over the master, when a master is started; the answer
-   is kept next to the socket.  Any other shell (sh, zsh, fish, csh)
-   answers differently or fails, and keeps the nested `bash -c`.  */
-static void
-detect_shell (berth_env *env, ssh_env *e)
+/* A private 0700 directory we own (the fallback under /tmp).  */
+static int
+private_dir (const char *dir, berth_error **reterr)
 {
-  berth_ssh_settings s = settings_of (e);
-  char **argv = NULL, *out = NULL;
-  int status = -1, fd;
-  bool bash = false;
-
-  e->direct_bash = false;
-  if (!e->allow_direct)
-    return;
-  if (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, true, NULL, &argv) == 0 && berth_strv_push (&argv, "--") == 0
-      && berth_strv_push (&argv, "echo \"berth-shell:${BASH_VERSION-none}\"") == 0
-      && berth_run_capture ((const char *const *) argv, NULL, NULL, e->connect_timeout + 10.0, SSH_CAPTURE_MAX, &out, &status, NULL) == 0
-      && status == 0)
-    {
-      for (const char *p = out; p && (p = strstr (p, "berth-shell:")) != NULL; p++)
-        if ((p == out || p[-1] == '\n') && p[12] >= '0' && p[12] <= '9')
-          bash = true;
-    }
-  berth_strv_free (argv);
-  free (out);
-  e->direct_bash = bash;
-  berth_logf (env, BERTH_LOG_DEBUG, "ssh: the remote login shell is %s", bash ? "bash" : "not bash");
-  fd = open (e->shell_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd >= 0)
-    {
-      const char *v = bash ? "bash\n" : "other\n";
-      if (write (fd, v, strlen (v)) < 0)
-        unlink (e->shell_path);
-      close (fd);
-    }
+  struct stat st;
+  if (mkdir (dir, 0700) < 0 && errno != EEXIST)
+    return berth_error_errno (reterr, errno, "ssh: cannot create %s", dir);
+  if (lstat (dir, &st) < 0)
+    return berth_error_errno (reterr, errno, "ssh: cannot stat %s", dir);
+  if (!S_ISDIR (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 077))
+    return berth_error_set (reterr, BERTH_E_ENV, "ssh: %s is not a private directory of this user: remove it", dir);
+  return 0;
 }
 
 /* The recorded answer; false when none.  */
 static bool
-read_shell (const ssh_env *e, bool *ret_bash)
+read_shell (const char *path, bool *ret_bash)
 {
   char buf[16] = "";
-  int fd = open (e->shell_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   ssize_t n;
   if (fd < 0)
     return false;
@@ -412,6 +388,73 @@ read_shell (const ssh_env *e, bool *ret_bash)
   *ret_bash = strcmp (buf, "bash\n") == 0;
   return true;
 }
+
+static void
+write_shell (const char *path, bool bash)
+{
+  const char *v = bash ? "bash\n" : "other\n";
+  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return;
+  if (write (fd, v, strlen (v)) < 0)
+    unlink (path);
+  close (fd);
+}
+
+/* Is the remote login shell bash?  sshd runs every command as
+   `$SHELL -c STRING`: when that shell is bash, execute's `bash -c SCRIPT`
+   can be sent as SCRIPT itself, saving a second bash on every command.
+   One round trip over the master, when a master is started; the answer
+   is kept next to the socket.  Any other shell (sh, zsh, fish, csh)
+   answers differently or fails, and keeps the nested `bash -c`.  */
+static void
+detect_shell (berth_env *env, ssh_env *e)
+{
+  berth_ssh_settings s = settings_of (e);
+  char **argv = NULL, *out = NULL;
+  int status = -1;
+  bool bash = false, answered = false;
+  char cache[128] = "";
+  struct stat st;
+
+  e->direct_bash = false;
+  if (!e->allow_direct)
+    return;
+  /* the answer for this destination, shared by environments for a day
+     (a throw-away environment would otherwise pay a round trip) */
+  if (e->identity)
+    {
+      uint64_t h = 0xcbf29ce484222325ull;
+      char dir[64];
+      for (const unsigned char *p = (const unsigned char *) e->identity; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+      snprintf (dir, sizeof dir, "/tmp/berth-ssh-%lu", (unsigned long) geteuid ());
+      if (private_dir (dir, NULL) == 0)
+        snprintf (cache, sizeof cache, "%s/shell-%016llx", dir, (unsigned long long) h);
+    }
+  if (*cache && lstat (cache, &st) == 0 && S_ISREG (st.st_mode) && st.st_uid == geteuid () && time (NULL) - st.st_mtime < 86400)
+    if (read_shell (cache, &bash))
+      goto record;
+  if (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, true, NULL, &argv) == 0 && berth_strv_push (&argv, "--") == 0
+      && berth_strv_push (&argv, "echo \"berth-shell:${BASH_VERSION-none}\"") == 0
+      && berth_run_capture ((const char *const *) argv, NULL, NULL, e->connect_timeout + 10.0, SSH_CAPTURE_MAX, &out, &status, NULL) == 0
+      && status == 0)
+    {
+      answered = true;
+      for (const char *p = out; p && (p = strstr (p, "berth-shell:")) != NULL; p++)
+        if ((p == out || p[-1] == '\n') && p[12] >= '0' && p[12] <= '9')
+          bash = true;
+    }
+  berth_strv_free (argv);
+  free (out);
+  berth_logf (env, BERTH_LOG_DEBUG, "ssh: the remote login shell is %s", bash ? "bash" : "not bash");
+  if (*cache && answered)
+    write_shell (cache, bash);
+record:
+  e->direct_bash = bash;
+  write_shell (e->shell_path, bash);
+}
+
 
 /* Make sure this environment's master answers; start one when it does
    not.  *RET_STARTED tells whether a new one was started.  */
@@ -488,19 +531,6 @@ ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
   return r;
 }
 
-/* A private 0700 directory we own (the fallback under /tmp).  */
-static int
-private_dir (const char *dir, berth_error **reterr)
-{
-  struct stat st;
-  if (mkdir (dir, 0700) < 0 && errno != EEXIST)
-    return berth_error_errno (reterr, errno, "ssh: cannot create %s", dir);
-  if (lstat (dir, &st) < 0)
-    return berth_error_errno (reterr, errno, "ssh: cannot stat %s", dir);
-  if (!S_ISDIR (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 077))
-    return berth_error_set (reterr, BERTH_E_ENV, "ssh: %s is not a private directory of this user: remove it", dir);
-  return 0;
-}
 
 /* The control socket, its directory, lock and pid files: derived from the
    runtime directory alone, so `berth rm` finds them without create().  */
@@ -606,7 +636,7 @@ ssh_create (berth_env *env, berth_error **reterr)
     goto fail;
   if (!e->allow_direct)
     e->direct_bash = false;
-  else if (!read_shell (e, &e->direct_bash))
+  else if (!read_shell (e->shell_path, &e->direct_bash))
     detect_shell (env, e); /* a master started before this was recorded */
   berth_env_set_data (env, e);
   return 0;
@@ -853,6 +883,13 @@ ssh_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr)
     {
       char path[128], extra[160];
       struct stat st;
+      if (strncmp (de->d_name, "shell-", 6) == 0 && strlen (de->d_name) == 22)
+        {
+          snprintf (path, sizeof path, "%s/%s", dir, de->d_name);
+          if (lstat (path, &st) == 0 && S_ISREG (st.st_mode) && time (NULL) - st.st_mtime >= 86400 && unlink (path) == 0)
+            removed++;
+          continue;
+        }
       if (strlen (de->d_name) != 16 || strspn (de->d_name, "0123456789abcdef") != 16)
         continue;
       snprintf (path, sizeof path, "%s/%s", dir, de->d_name);
