@@ -162,18 +162,23 @@ done
 expect_out "no network: only lo" '^lo$' E A sh -c "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"
 
 # TIOCSTI / TIOCLINUX: on a real controlling tty (script(1) gives one).
+# EPERM can only come from the seccomp filter (a kernel that disables
+# TIOCSTI says EIO), so the jail canaries stand on their own; the control
+# shows the attempt works outside where the kernel allows it.
 if command -v script >/dev/null; then
   out=$(script -qec "$CANARY tiocsti" /dev/null </dev/null 2>&1)
   if grep -q SUCCEEDED <<<"$out"; then
-    for v in tiocsti tiocsti-hi tioclinux; do
-      out=$(cd "$ws" && script -qec "'$JAIL' exec --state '$base/st-A' --keep-session -- '$CANARY' $v" /dev/null </dev/null 2>&1)
-      if grep -q "refused.*errno 1)" <<<"$out"; then ok "canary: $v on the controlling tty gets EPERM"; else not_ok "canary: $v on the controlling tty gets EPERM"; diag "$out"; fi
-    done
-    out=$(cd "$ws" && script -qec "'$JAIL' exec --state '$base/st-A' -- '$CANARY' tiocsti" /dev/null </dev/null 2>&1)
-    grep -q refused <<<"$out" && ok "canary: tiocsti in a new session is refused" || { not_ok "canary: tiocsti in a new session is refused"; diag "$out"; }
+    ok "control: TIOCSTI works outside the jail"
   else
-    skip_or_fail "TIOCSTI canaries" "TIOCSTI is disabled on this host (dev.tty.legacy_tiocsti=0)"
+    t_count=$((t_count + 1))
+    echo "ok - ${T_LABEL}control: TIOCSTI works outside the jail # SKIP the kernel disables TIOCSTI (dev.tty.legacy_tiocsti=0)"
   fi
+  for v in tiocsti tiocsti-hi tioclinux; do
+    out=$(cd "$ws" && script -qec "'$JAIL' exec --state '$base/st-A' --keep-session -- '$CANARY' $v" /dev/null </dev/null 2>&1)
+    if grep -q "refused.*errno 1)" <<<"$out"; then ok "canary: $v on the controlling tty gets EPERM"; else not_ok "canary: $v on the controlling tty gets EPERM"; diag "$out"; fi
+  done
+  out=$(cd "$ws" && script -qec "'$JAIL' exec --state '$base/st-A' -- '$CANARY' tiocsti" /dev/null </dev/null 2>&1)
+  grep -q refused <<<"$out" && ok "canary: tiocsti in a new session is refused" || { not_ok "canary: tiocsti in a new session is refused"; diag "$out"; }
 else
   skip_or_fail "TIOCSTI canaries" "script(1) is missing"
 fi
