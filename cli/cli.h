@@ -16,6 +16,9 @@ typedef struct cli_opts
   const char *config; /* --config FILE */
 } cli_opts;
 
+/* Log messages above this level are not shown (BERTH_LOG_*).  */
+extern int cli_log_max;
+
 /* One-line error on stderr: "berth: MESSAGE".  Returns EXIT_BERTH.  */
 int cli_fail (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 int cli_fail_err (berth_error *err);

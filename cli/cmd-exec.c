@@ -122,13 +122,15 @@ typedef struct env_opts
   bool json, no_interactive;
 } env_opts;
 
+/* Open the environment of EO.  -C becomes the initial cwd of a new
+   environment; *RET_CWD (when given) gets it resolved for the command.  */
 static berth_env *
-open_env (berth_ctx *ctx, const env_opts *eo, int *ret_exit)
+open_env (berth_ctx *ctx, const env_opts *eo, int *ret_exit, const char **ret_cwd)
 {
   berth_env_spec spec = BERTH_ENV_SPEC_INIT;
   berth_env *env = NULL;
   berth_error *err = NULL;
-  char abs[PATH_MAX];
+  static char abs[PATH_MAX];
   spec.backend = eo->backend;
   spec.name = eo->name;
   spec.image = eo->image;
@@ -162,6 +164,8 @@ open_env (berth_ctx *ctx, const env_opts *eo, int *ret_exit)
       *ret_exit = cli_fail_err (err);
       return NULL;
     }
+  if (ret_cwd)
+    *ret_cwd = spec.cwd;
   return env;
 }
 
@@ -290,7 +294,8 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
-  berth_env *env = open_env (ctx, &eo, &exit_code);
+  const char *cwd = NULL;
+  berth_env *env = open_env (ctx, &eo, &exit_code, &cwd);
   if (env == NULL)
     {
       berth_ctx_unref (ctx);
@@ -301,6 +306,7 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
   berth_result *res = NULL;
   berth_error *err = NULL;
   spec.command = command;
+  spec.cwd = cwd;
   spec.timeout = timeout;
   spec.has_stdin = stdin_src != NULL;
   spec.stdin_data = stdin_data;
@@ -358,7 +364,7 @@ cmd_exec_prefix (const cli_opts *o, int argc, char **argv)
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
-  berth_env *env = open_env (ctx, &eo, &exit_code);
+  berth_env *env = open_env (ctx, &eo, &exit_code, NULL);
   if (env)
     {
       if (berth_env_exec_prefix (env, eo.user, !eo.no_interactive, &prefix, &err) < 0)
@@ -409,11 +415,13 @@ cmd_exec_stream (const cli_opts *o, int argc, char **argv)
     return exit_code;
   if (first >= argc)
     return cli_fail ("exec-stream: no words given (see berth exec-stream --help)");
+  /* Our stderr is the stream's: only errors of berth's own go there.  */
+  cli_log_max = BERTH_LOG_ERROR;
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
   signal (SIGPIPE, SIG_IGN);
-  berth_env *env = open_env (ctx, &eo, &exit_code);
+  berth_env *env = open_env (ctx, &eo, &exit_code, NULL);
   if (env)
     {
       int r = berth_env_stream (env, (const char *const *) argv + first, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, &err);

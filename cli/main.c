@@ -54,9 +54,13 @@ cli_is_help (const char *arg)
   return strcmp (arg, "-h") == 0 || strcmp (arg, "--help") == 0;
 }
 
+int cli_log_max = BERTH_LOG_INFO;
+
 static void
 log_to_stderr (void *userdata, int level, const char *area, const char *msg)
 {
+  if (level > cli_log_max)
+    return;
   const char *what = level <= BERTH_LOG_ERROR ? "error" : level <= BERTH_LOG_WARNING ? "warning" : level <= BERTH_LOG_INFO ? "info" : "debug";
   fprintf (stderr, "berth: %s: %s: %s\n", area, what, msg);
 }

@@ -97,6 +97,11 @@ struct berth_env
 /* fdproc.c: berth_proc_spawn with EXTRA_FD as the child's fd 3.  */
 BERTH_INTERNAL int berth_proc_spawn_fd (const char *const *argv, const char *const *envp, int extra_fd, bool has_stdin, berth_proc *ret, berth_error **reterr);
 
+/* Serialize commands of a named environment across processes (no-ops
+   for throw-away ones); refresh re-reads cwd and snapshot from disk.  */
+BERTH_INTERNAL int berth_env_lock (berth_env *env, berth_error **reterr);
+BERTH_INTERNAL void berth_env_unlock (berth_env *env);
+BERTH_INTERNAL int berth_env_refresh (berth_env *env);
 /* Persist cwd and snapshot of a named environment.  */
 BERTH_INTERNAL int berth_env_save (berth_env *env);
 

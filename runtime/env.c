@@ -134,17 +134,65 @@ passthrough_environ (berth_ctx *ctx)
   return v;
 }
 
-static int
-lock_env (berth_env *env, berth_error **reterr)
+/* Commands of one named environment run one at a time: the lock is held
+   while the environment is created and around each execute, not while a
+   handle merely exists (a long exec-stream must not block commands).  */
+int
+berth_env_lock (berth_env *env, berth_error **reterr)
 {
-  _cleanup_free_ char *path = berth_strdup_printf ("%s/lock", env->state_dir);
-  env->lock_fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  _cleanup_free_ char *path = NULL;
+  if (env->name == NULL)
+    return 0;
   if (env->lock_fd < 0)
-    return berth_error_errno (reterr, errno, "cannot open %s", path);
-  /* Commands of one named environment run one at a time.  */
+    {
+      path = berth_strdup_printf ("%s/lock", env->state_dir);
+      env->lock_fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      if (env->lock_fd < 0)
+        return berth_error_errno (reterr, errno, "cannot open %s", path);
+    }
   while (flock (env->lock_fd, LOCK_EX) < 0)
     if (errno != EINTR)
-      return berth_error_errno (reterr, errno, "cannot lock %s", path);
+      return berth_error_errno (reterr, errno, "cannot lock the state of environment %s", env->name);
+  return 0;
+}
+
+void
+berth_env_unlock (berth_env *env)
+{
+  if (env->lock_fd >= 0)
+    flock (env->lock_fd, LOCK_UN);
+}
+
+/* Another process may have run commands since we read the state.  */
+static void
+load_state (berth_env *env, char **ret_backend)
+{
+  _cleanup_free_ char *mp = berth_strdup_printf ("%s/meta", env->state_dir);
+  _cleanup_free_ char *sp = berth_strdup_printf ("%s/snapshot.sh", env->state_dir);
+  _cleanup_free_ char *meta = NULL;
+  char *snap = NULL;
+  if (mp == NULL || berth_read_file (mp, 1 << 20, &meta, NULL) < 0)
+    return;
+  char *cwd = meta_get (meta, "cwd");
+  if (cwd)
+    {
+      free (env->cwd);
+      env->cwd = cwd;
+    }
+  if (sp && berth_read_file (sp, BERTH_STATE_MAX, &snap, NULL) == 0)
+    {
+      free (env->snapshot);
+      env->snapshot = snap;
+    }
+  if (ret_backend)
+    *ret_backend = meta_get (meta, "backend");
+}
+
+int
+berth_env_refresh (berth_env *env)
+{
+  if (env->name)
+    load_state (env, NULL);
   return 0;
 }
 
@@ -218,15 +266,11 @@ env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, berth_env 
   if (name)
     {
       _cleanup_free_ char *mp = berth_strdup_printf ("%s/meta", env->state_dir);
-      _cleanup_free_ char *sp = berth_strdup_printf ("%s/snapshot.sh", env->state_dir);
       if (mp && berth_read_file (mp, 1 << 20, &meta, NULL) == 0)
         {
-          saved_backend = meta_get (meta, "backend");
-          env->cwd = meta_get (meta, "cwd");
+          load_state (env, &saved_backend);
           env->image = meta_get (meta, "image");
           env->task_id = meta_get (meta, "task");
-          if (sp)
-            berth_read_file (sp, BERTH_STATE_MAX, &env->snapshot, NULL);
         }
       else if (for_remove)
         {
@@ -271,11 +315,6 @@ env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, berth_env 
       const char *c = spec->cwd ? spec->cwd : default_cwd (env, cwdbuf, sizeof cwdbuf);
       env->cwd = c ? strdup (c) : NULL;
     }
-  else if (spec->cwd)
-    {
-      free (env->cwd);
-      env->cwd = strdup (spec->cwd);
-    }
   env->host_environ = scrubbed_environ (ctx);
   env->passthrough = passthrough_environ (ctx);
   if (env->state_dir == NULL || env->runtime_dir == NULL || env->host_environ == NULL || env->passthrough == NULL)
@@ -300,11 +339,12 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
   int r = env_new (ctx, spec, false, &env, reterr);
   if (r < 0)
     return r;
-  if (env->name && (r = lock_env (env, reterr)) < 0)
+  if ((r = berth_env_lock (env, reterr)) < 0)
     {
       env_free (env);
       return r;
     }
+  berth_env_refresh (env);
   r = env->provider->ops->create (env, reterr);
   if (r < 0)
     {
@@ -320,6 +360,7 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
   env->created = true;
   if (env->name)
     berth_env_save (env);
+  berth_env_unlock (env);
   *ret = env;
   return 0;
 }
@@ -361,7 +402,7 @@ berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr)
   r = env_new (ctx, &spec, true, &env, reterr);
   if (r < 0)
     return r;
-  if ((r = lock_env (env, reterr)) >= 0 && env->provider->ops->cleanup)
+  if ((r = berth_env_lock (env, reterr)) >= 0 && env->provider->ops->cleanup)
     r = env->provider->ops->cleanup (env, true, reterr);
   env->cleaned = true;
   if (r >= 0)

@@ -108,8 +108,8 @@ append_note (berth_buf *b, const char *note)
     berth_buf_puts (b, note);
 }
 
-BERTH_EXPORT int
-berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **ret, berth_error **reterr)
+static int
+execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret, berth_error **reterr)
 {
   const berth_config *cfg = env->ctx->config;
   uint64_t t0 = berth_now_usec ();
@@ -313,6 +313,18 @@ berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **r
     berth_env_save (env);
   *ret = res;
   return 0;
+}
+
+BERTH_EXPORT int
+berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **ret, berth_error **reterr)
+{
+  int r = berth_env_lock (env, reterr);
+  if (r < 0)
+    return r;
+  berth_env_refresh (env);
+  r = execute_locked (env, spec, ret, reterr);
+  berth_env_unlock (env);
+  return r;
 }
 
 BERTH_EXPORT berth_result *

@@ -120,6 +120,15 @@ is "$rc" 125 "exec-prefix without -e exits 125"
 run "$BERTH" exec-stream -- bash -c 'read -r l; echo "got $l"; exit 3'
 is "$rc" 3 "exec-stream returns the status of the words it ran"
 
+"$BERTH" exec -e held -- true >/dev/null
+"$BERTH" exec-stream -e held -- sleep 5 >/dev/null 2>&1 &
+stream_pid=$!
+sleep 0.5
+run timeout 4 "$BERTH" exec -e held -- 'echo free'
+is "$stdout" free "a long exec-stream does not block commands of the same environment"
+wait $stream_pid
+"$BERTH" rm held >/dev/null
+
 run "$BERTH" bench -n 3 --json
 is "$(jq -r '[.backend, (.ratio_median | type)] | join(" ")' <<<"$stdout")" "local number" "bench --json reports a ratio against the peer"
 
