@@ -478,8 +478,17 @@ bwrap_cleanup (berth_env *env, bool remove, berth_error **reterr)
   return run_helper ("destroy", state, reterr);
 }
 
+static int run_probe (const berth_config *cfg, bool full, double timeout, char **ret_reason);
+
 static int
 bwrap_probe (const berth_config *cfg, char **ret_reason)
+{
+  /* Quick: one namespaced child checks every step, no jail is built.  */
+  return run_probe (cfg, false, 2.0, ret_reason);
+}
+
+static int
+run_probe (const berth_config *cfg, bool full, double timeout, char **ret_reason)
 {
   const char *profile = profile_of (cfg);
   char *helper, *out = NULL;
@@ -501,13 +510,19 @@ bwrap_probe (const berth_config *cfg, char **ret_reason)
       return BERTH_PROBE_UNAVAILABLE;
     }
   {
-    const char *argv[] = { helper, "probe", strcmp (profile, "network") == 0 ? "--network" : NULL, NULL };
-    r = berth_run_capture (argv, NULL, NULL, 2.0, 8192, &out, &status, NULL);
+    const char *argv[5] = { helper, "probe", NULL, NULL, NULL };
+    size_t n = 2;
+    if (strcmp (profile, "network") == 0)
+      argv[n++] = "--network";
+    if (full)
+      argv[n++] = "--full";
+    r = berth_run_capture (argv, NULL, NULL, timeout, 8192, &out, &status, NULL);
   }
   free (helper);
   if (r < 0)
     {
-      *ret_reason = strdup ("berth-jail probe did not finish within 2 s");
+      if (asprintf (ret_reason, "berth-jail probe did not finish within %.0f s", timeout) < 0)
+        *ret_reason = NULL;
       free (out);
       return BERTH_PROBE_UNAVAILABLE;
     }
@@ -528,7 +543,7 @@ bwrap_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
   int p;
   fn (userdata, "berth-jail helper", helper && access (helper, X_OK) == 0, helper, "reinstall berth (the helper lives in its libexec directory)");
   fn (userdata, "terminal.bwrap_profile", valid_profile (profile_of (cfg)), profile_of (cfg), "use " PROFILES);
-  p = bwrap_probe (cfg, &reason);
+  p = run_probe (cfg, true, 15.0, &reason);
   fn (userdata, "trial jail (namespaces, mounts, seccomp)", p == BERTH_PROBE_READY, reason ? reason : "a jail was built, ran a command and was torn down",
       "see the reason; on Ubuntu 24.04+ allow user namespaces for berth-jail with an AppArmor profile");
   free (reason);
