@@ -11,7 +11,7 @@
  *  - start() (execute, kill scripts, streams) and exec_prefix() first
  *    check the master in-process over its control socket (ssh-mux.c, no
  *    fork) and re-establish a dead or wedged one.  start() spawns
- *    `ssh -T ... host -- <quoted words>` itself (ssh-proc.c); exec_prefix()
+ *    `ssh -T ... host -- <quoted words>` itself (berth_proc_spawn); exec_prefix()
  *    returns [berth-ssh-exec, ssh, -T, ..., host, --] for other callers:
  *    the helper quotes the words that follow so they arrive unchanged.
  *  - sshd runs every command as `$SHELL -c STRING`.  When the remote login
@@ -42,7 +42,6 @@
 #include <berth/provider.h>
 #include "ssh-argv.h"
 #include "ssh-mux.h"
-#include "ssh-proc.h"
 #include "ssh-quote.h"
 
 #define SSH_DEFAULT_CONNECT_TIMEOUT 10
@@ -739,7 +738,7 @@ ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_er
       berth_strv_free (argv);
       return berth_error_errno (reterr, -r, "out of memory");
     }
-  r = berth_ssh_proc_spawn ((const char *const *) argv, berth_env_host_environ (env), req->has_stdin, ret, reterr);
+  r = berth_proc_spawn ((const char *const *) argv, berth_env_host_environ (env), req->has_stdin, ret, reterr);
   berth_strv_free (argv);
   return r;
 }
