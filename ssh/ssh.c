@@ -456,7 +456,9 @@ record:
 
 
 /* Make sure this environment's master answers; start one when it does
-   not.  *RET_STARTED tells whether a new one was started.  */
+   not (serialized by a lock file, so concurrent berth processes on one
+   named environment start one master).  A master that accepts but does
+   not answer twice (2 s, then 3 s) is wedged: killed and replaced.  */
 static int
 ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
 {
@@ -473,8 +475,9 @@ ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
   lockfd = lock_master (e);
   if (lockfd < 0)
     return berth_error_errno (reterr, -lockfd, "ssh: cannot lock %s", e->lock_path);
-  /* someone else may have started it while we waited */
-  state = berth_ssh_mux_check (e->control_path, SSH_MUX_RECHECK_MS, &pid);
+  /* someone else may have started it while we waited; a slow answer
+     gets a second, longer chance before the master counts as wedged */
+  state = berth_ssh_mux_check (e->control_path, state == BERTH_SSH_MUX_ABSENT ? SSH_MUX_RECHECK_MS : 3000, &pid);
   if (state == BERTH_SSH_MUX_ALIVE)
     {
       close (lockfd);
