@@ -32,16 +32,19 @@ berth_ssh_quote_append (char **out, size_t *out_len, const char *s, size_t len)
     return r;
   while (len > 0)
     {
-      const char *q = memchr (s, '\'', len);
-      size_t run = q ? (size_t) (q - s) : len;
+      /* ' and \ go outside the quotes, escaped ('a'\''b', 'a'\\'b'):
+         POSIX shells and fish (which treats \' and \\ as escapes even
+         inside single quotes) read them the same way */
+      size_t run = 0;
+      while (run < len && s[run] != '\'' && s[run] != '\\')
+        run++;
       if ((r = append (out, out_len, s, run)) < 0)
         return r;
       s += run;
       len -= run;
-      if (q)
+      if (len > 0)
         {
-          /* close the quote, an escaped quote, reopen */
-          if ((r = append (out, out_len, "'\\''", 4)) < 0)
+          if ((r = append (out, out_len, *s == '\'' ? "'\\''" : "'\\\\'", 4)) < 0)
             return r;
           s++;
           len--;

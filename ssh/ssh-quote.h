@@ -10,7 +10,8 @@
 #include <stddef.h>
 
 /* Append S (LEN bytes) to OUT (*OUT_LEN bytes, NUL-terminated, grown with
-   realloc) as one POSIX shell word: 'abc' with ' written as '\''.
+   realloc) as one shell word: 'abc', with ' written as '\'' and \ as '\\'
+   (POSIX shells and fish read both the same way).
    -EINVAL when S holds a NUL byte (a shell word cannot carry it),
    -ENOMEM.  */
 int berth_ssh_quote_append (char **out, size_t *out_len, const char *s, size_t len);

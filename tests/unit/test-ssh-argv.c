@@ -48,8 +48,11 @@ test_quote_specials (void **state)
   char *q = quote ("it's");
   assert_string_equal (q, "'it'\\''s'");
   free (q);
-  q = quote ("$(id) `id` $HOME \\ \" ; | & *");
-  assert_string_equal (q, "'$(id) `id` $HOME \\ \" ; | & *'");
+  q = quote ("$(id) `id` $HOME \" ; | & *");
+  assert_string_equal (q, "'$(id) `id` $HOME \" ; | & *'");
+  free (q);
+  q = quote ("a\\b\\'");
+  assert_string_equal (q, "'a'\\\\'b'\\\\''\\'''");
   free (q);
   q = quote ("a\nb");
   assert_string_equal (q, "'a\nb'");
