@@ -569,6 +569,8 @@ const berth_provider_ops berth_bwrap_provider = {
   .create = bwrap_create,
   .exec_prefix = bwrap_exec_prefix,
   .start = bwrap_start,
+  /* The jail's init runs commands with our environment and fd 3.  */
+  .start_flags = BERTH_PREFIX_PASSES_ENV | BERTH_PREFIX_PASSES_FDS,
   .cleanup = bwrap_cleanup,
   .free_data = bwrap_free_data,
 };

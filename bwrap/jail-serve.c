@@ -107,12 +107,13 @@ static _Noreturn void
 run_request (int conn, const struct jail_serve_ctx *ctx)
 {
   struct jail_request req;
-  char cbuf[CMSG_SPACE (3 * sizeof (int))];
+  char cbuf[CMSG_SPACE (4 * sizeof (int))];
   struct iovec iov = { .iov_base = &req, .iov_len = sizeof req };
   struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
   struct cmsghdr *cm;
   struct timeval tv = { .tv_sec = 30 };
-  int fds[3] = { -1, -1, -1 }, flags;
+  int fds[4] = { -1, -1, -1, -1 }, flags;
+  size_t nfds;
   char *body, **argv, **envp, *p, *end;
   const char *cwd;
   sigset_t none;
@@ -130,12 +131,13 @@ run_request (int conn, const struct jail_serve_ctx *ctx)
   n = recvmsg (conn, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
   if (n != (ssize_t) sizeof req)
     _exit (JAIL_EXIT_FAILURE);
+  nfds = (req.flags & JAIL_REQ_FD3) ? 4 : 3;
   for (cm = CMSG_FIRSTHDR (&mh); cm; cm = CMSG_NXTHDR (&mh, cm))
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN (3 * sizeof (int)))
-      memcpy (fds, CMSG_DATA (cm), sizeof fds);
-  if (req.magic != JAIL_PROTO_MAGIC || req.flags != 0 || req.argc == 0 || req.argc > JAIL_PROTO_MAX_WORDS
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN (nfds * sizeof (int)))
+      memcpy (fds, CMSG_DATA (cm), nfds * sizeof (int));
+  if (req.magic != JAIL_PROTO_MAGIC || (req.flags & ~JAIL_REQ_FD3) != 0 || req.argc == 0 || req.argc > JAIL_PROTO_MAX_WORDS
       || req.envc > JAIL_PROTO_MAX_WORDS || req.body_len == 0 || req.body_len > JAIL_PROTO_MAX_BODY || fds[0] < 0
-      || fds[1] < 0 || fds[2] < 0 || (mh.msg_flags & MSG_CTRUNC))
+      || fds[1] < 0 || fds[2] < 0 || (nfds == 4 && fds[3] < 0) || (mh.msg_flags & MSG_CTRUNC))
     refuse (conn, JAIL_EXIT_FAILURE, "berth-jail: malformed request");
   body = malloc (req.body_len + 1);
   argv = calloc (req.argc + 1, sizeof *argv);
@@ -162,12 +164,24 @@ run_request (int conn, const struct jail_serve_ctx *ctx)
       p += strlen (p) + 1;
     }
 
-  for (int i = 0; i < 3; i++)
-    if (dup2 (fds[i], i) < 0)
+  /* Move the connection and the fds above the targets first, so no dup2
+     clobbers them.  */
+  if (conn < (int) nfds)
+    {
+      int high = fcntl (conn, F_DUPFD_CLOEXEC, 10);
+      if (high < 0)
+        _exit (JAIL_EXIT_FAILURE);
+      close (conn);
+      conn = jail_report_fd = high;
+    }
+  for (size_t i = 0; i < nfds; i++)
+    if (fds[i] < (int) nfds && (fds[i] = fcntl (fds[i], F_DUPFD_CLOEXEC, 10)) < 0)
+      refuse (conn, JAIL_EXIT_FAILURE, "berth-jail: dup: %s", strerror (errno));
+  for (size_t i = 0; i < nfds; i++)
+    if (dup2 (fds[i], (int) i) < 0)
       refuse (conn, JAIL_EXIT_FAILURE, "berth-jail: dup2: %s", strerror (errno));
-  for (int i = 0; i < 3; i++)
-    if (fds[i] > 2)
-      close (fds[i]);
+  for (size_t i = 0; i < nfds; i++)
+    close (fds[i]);
   setsid ();
   if (chdir (cwd) < 0 && (ctx->workspace == NULL || chdir (ctx->workspace) < 0) && chdir ("/") < 0)
     refuse (conn, JAIL_EXIT_FAILURE, "berth-jail: chdir: %s", strerror (errno));

@@ -5,7 +5,7 @@
  *
  * A SOCK_STREAM connection to STATE/jail.sock (0700 state directory,
  * hidden from the jail).  The client sends one header, with stdin, stdout
- * and stderr as SCM_RIGHTS, then BODY_LEN bytes: cwd, the ARGC argv words
+ * and stderr (and fd 3 with JAIL_REQ_FD3) as SCM_RIGHTS, then BODY_LEN bytes: cwd, the ARGC argv words
  * and the ENVC "KEY=VALUE" strings, each NUL-terminated.  The server runs
  * the command as a child of the jail's init and, when it exits, writes
  * "\0status=N\n" (N: exit code, or 128 + signal), preceded by a one-line
@@ -26,7 +26,11 @@ struct jail_request
   uint32_t argc;
   uint32_t envc;
   uint32_t body_len;
-  uint32_t flags; /* none yet; must be 0 */
+  uint32_t flags; /* JAIL_REQ_*; unknown bits are refused */
 };
+
+/* A fourth fd follows stdin/stdout/stderr and becomes the command's fd 3
+   (the runtime's script, read by `bash -c '. /dev/fd/3'`).  */
+#define JAIL_REQ_FD3 1u
 
 #endif

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -19,157 +18,65 @@
 #include "bwrap-private.h"
 #include "proto.h"
 
-typedef struct bwrap_proc
+/* What the jail's init says on the connection: a reason when the command
+   could not start, then "\0status=N\n" when it exits (bounded).  */
+typedef struct bwrap_conn
 {
-  int conn, out, err, in, ep;
-  char tail[1024]; /* what the server said: a reason, then "\0status=N\n" */
+  int fd;
+  char tail[1024];
   size_t tail_len;
-  bool conn_eof;
-} bwrap_proc;
+} bwrap_conn;
 
-static void
-drop (bwrap_proc *p, int *fd)
+static int
+conn_wait (void *data, int *ret_status, berth_error **reterr)
 {
-  if (*fd >= 0)
-    {
-      epoll_ctl (p->ep, EPOLL_CTL_DEL, *fd, NULL);
-      close (*fd);
-      *fd = -1;
-    }
-}
-
-static void
-read_conn (bwrap_proc *p)
-{
-  while (p->conn >= 0)
+  bwrap_conn *c = data;
+  const char *nul;
+  while (c->fd >= 0)
     {
       char buf[512];
-      ssize_t n = read (p->conn, buf, sizeof buf);
-      if (n > 0)
-        {
-          size_t room = sizeof p->tail - 1 - p->tail_len;
-          if ((size_t) n > room)
-            n = room; /* bounded: the status comes last and is short */
-          memcpy (p->tail + p->tail_len, buf, n);
-          p->tail_len += n;
-          continue;
-        }
+      ssize_t n = read (c->fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0 && errno == EAGAIN)
-        return;
-      p->conn_eof = true;
-      drop (p, &p->conn);
-    }
-}
-
-static void
-drain (bwrap_proc *p, int *fd, int stream, berth_sink_fn sink, void *userdata)
-{
-  char buf[65536];
-  for (int i = 0; *fd >= 0 && i < 16; i++)
-    {
-      ssize_t n = read (*fd, buf, sizeof buf);
-      if (n > 0)
         {
-          sink (userdata, stream, buf, (size_t) n);
-          if ((size_t) n < sizeof buf)
-            return;
+          struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+          poll (&pf, 1, -1);
           continue;
         }
-      if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-      drop (p, fd);
-    }
-}
-
-static int
-proc_pump (void *proc, berth_sink_fn sink, void *userdata)
-{
-  bwrap_proc *p = proc;
-  struct epoll_event ev[4];
-  epoll_wait (p->ep, ev, 4, 0); /* consume readiness; we read everything */
-  drain (p, &p->out, BERTH_STREAM_OUT, sink, userdata);
-  drain (p, &p->err, BERTH_STREAM_ERR, sink, userdata);
-  read_conn (p);
-  return p->out >= 0 || p->err >= 0;
-}
-
-static ssize_t
-proc_write_stdin (void *proc, const void *buf, size_t len)
-{
-  bwrap_proc *p = proc;
-  ssize_t n;
-  if (p->in < 0)
-    return -EPIPE;
-  n = write (p->in, buf, len);
-  return n < 0 ? -errno : n;
-}
-
-static int
-proc_close_stdin (void *proc)
-{
-  bwrap_proc *p = proc;
-  if (p->in >= 0)
-    close (p->in);
-  p->in = -1;
-  return 0;
-}
-
-static int
-proc_wait (void *proc, int *ret_status, berth_error **reterr)
-{
-  bwrap_proc *p = proc;
-  const char *nul;
-  /* The status follows the command's exit; wait for it.  */
-  while (!p->conn_eof && p->conn >= 0)
-    {
-      struct pollfd pf = { .fd = p->conn, .events = POLLIN };
-      if (poll (&pf, 1, -1) < 0 && errno != EINTR)
+      if (n <= 0)
         break;
-      read_conn (p);
+      size_t room = sizeof c->tail - 1 - c->tail_len;
+      if ((size_t) n > room)
+        n = (ssize_t) room;
+      memcpy (c->tail + c->tail_len, buf, (size_t) n);
+      c->tail_len += (size_t) n;
     }
-  p->tail[p->tail_len] = '\0';
-  nul = memchr (p->tail, '\0', p->tail_len);
+  c->tail[c->tail_len] = '\0';
+  nul = memchr (c->tail, '\0', c->tail_len);
   if (nul == NULL || strncmp (nul + 1, "status=", 7) != 0)
     return berth_error_set (reterr, BERTH_E_BACKEND, "bwrap: the jail ended before the command reported its status%s%s",
-                            p->tail_len ? ": " : "", p->tail);
-  if (nul != p->tail)
+                            c->tail_len ? ": " : "", c->tail);
+  if (nul != c->tail)
     {
       /* The command could not be started: the reason precedes the status. */
-      size_t n = nul - p->tail;
-      while (n > 0 && p->tail[n - 1] == '\n')
+      size_t n = (size_t) (nul - c->tail);
+      while (n > 0 && c->tail[n - 1] == '\n')
         n--;
-      return berth_error_set (reterr, BERTH_E_BACKEND, "bwrap: %.*s", (int) n, p->tail);
+      return berth_error_set (reterr, BERTH_E_BACKEND, "bwrap: %.*s", (int) n, c->tail);
     }
   *ret_status = atoi (nul + 8);
   return 0;
 }
 
 static void
-proc_free (void *proc)
+conn_free (void *data)
 {
-  bwrap_proc *p = proc;
-  if (p == NULL)
-    return;
-  drop (p, &p->out);
-  drop (p, &p->err);
-  drop (p, &p->conn);
-  if (p->in >= 0)
-    close (p->in);
-  if (p->ep >= 0)
-    close (p->ep);
-  free (p);
+  bwrap_conn *c = data;
+  if (c->fd >= 0)
+    close (c->fd);
+  free (c);
 }
-
-static const berth_proc_ops bwrap_proc_ops = {
-  .size = sizeof (berth_proc_ops),
-  .pump = proc_pump,
-  .write_stdin = proc_write_stdin,
-  .close_stdin = proc_close_stdin,
-  .wait = proc_wait,
-  .free = proc_free,
-};
 
 static int
 connect_jail (const char *state, berth_error **reterr)
@@ -245,9 +152,10 @@ bwrap_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_
   const char *const *envp = berth_env_host_environ (env);
   struct jail_request hdr = { .magic = JAIL_PROTO_MAGIC };
   int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pi[2] = { -1, -1 }, r;
+  int extra = BERTH_HAS_FIELD (req, berth_start_req, extra_fd) ? req->extra_fd : -1;
   char *body = NULL, cwd[4096];
   size_t len = 0, cap = 0;
-  bwrap_proc *p = NULL;
+  bwrap_conn *c = NULL;
 
   if (req->user && *req->user)
     return berth_error_set (reterr, ENOTSUP, "bwrap: running as another user (%s) is not supported", req->user);
@@ -266,39 +174,43 @@ bwrap_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_
       return berth_error_errno (reterr, -r, "bwrap: the command and its environment are too large");
     }
   hdr.body_len = (uint32_t) len;
+  if (extra >= 0)
+    hdr.flags |= JAIL_REQ_FD3;
 
-  p = calloc (1, sizeof *p);
-  if (p == NULL)
+  c = calloc (1, sizeof *c);
+  if (c == NULL)
     {
       free (body);
       return berth_error_errno (reterr, ENOMEM, "out of memory");
     }
-  p->conn = p->out = p->err = p->in = p->ep = -1;
+  c->fd = -1;
+  /* stdin is a socket: the runtime writes it with MSG_NOSIGNAL.  */
   if (pipe2 (po, O_CLOEXEC) < 0 || pipe2 (pe, O_CLOEXEC) < 0
-      || (req->has_stdin ? pipe2 (pi, O_CLOEXEC) : ((pi[0] = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ? -1 : 0)) < 0)
+      || (req->has_stdin ? socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pi) : ((pi[0] = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ? -1 : 0)) < 0)
     {
       r = berth_error_errno (reterr, errno, "bwrap: pipe");
       goto fail;
     }
-  p->conn = connect_jail (d->state, reterr);
-  if (p->conn < 0)
+  c->fd = connect_jail (d->state, reterr);
+  if (c->fd < 0)
     {
-      r = p->conn;
-      p->conn = -1;
+      r = c->fd;
+      c->fd = -1;
       goto fail;
     }
   {
-    int fds[3] = { pi[0], po[1], pe[1] };
+    int fds[4] = { pi[0], po[1], pe[1], extra };
+    size_t nfds = extra >= 0 ? 4 : 3;
     char cbuf[CMSG_SPACE (sizeof fds)];
     struct iovec iov = { .iov_base = &hdr, .iov_len = sizeof hdr };
-    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = CMSG_SPACE (nfds * sizeof (int)) };
     struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
     memset (cbuf, 0, sizeof cbuf);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN (sizeof fds);
-    memcpy (CMSG_DATA (cm), fds, sizeof fds);
-    if (sendmsg (p->conn, &mh, MSG_NOSIGNAL) != (ssize_t) sizeof hdr || !send_all (p->conn, body, len))
+    cm->cmsg_len = CMSG_LEN (nfds * sizeof (int));
+    memcpy (CMSG_DATA (cm), fds, nfds * sizeof (int));
+    if (sendmsg (c->fd, &mh, MSG_NOSIGNAL) != (ssize_t) sizeof hdr || !send_all (c->fd, body, len))
       {
         r = berth_error_errno (reterr, errno ? errno : EPIPE, "bwrap: cannot send the command to the jail");
         goto fail;
@@ -310,39 +222,13 @@ bwrap_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_
   close (pi[0]);
   close (po[1]);
   close (pe[1]);
-  pi[0] = po[1] = pe[1] = -1;
-  p->out = po[0];
-  p->err = pe[0];
-  p->in = pi[1];
-  po[0] = pe[0] = pi[1] = -1;
-  fcntl (p->out, F_SETFL, O_NONBLOCK);
-  fcntl (p->err, F_SETFL, O_NONBLOCK);
-  fcntl (p->conn, F_SETFL, O_NONBLOCK);
-  if (p->in >= 0)
-    fcntl (p->in, F_SETFL, O_NONBLOCK);
-  p->ep = epoll_create1 (EPOLL_CLOEXEC);
-  if (p->ep < 0)
-    {
-      r = berth_error_errno (reterr, errno, "bwrap: epoll");
-      goto fail;
-    }
-  {
-    int fds[3] = { p->out, p->err, p->conn };
-    for (int i = 0; i < 3; i++)
-      {
-        struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
-        if (epoll_ctl (p->ep, EPOLL_CTL_ADD, fds[i], &ev) < 0)
-          {
-            r = berth_error_errno (reterr, errno, "bwrap: epoll");
-            goto fail;
-          }
-      }
-  }
-  ret->fd = p->ep;
-  ret->stdin_fd = p->in;
-  ret->ops = &bwrap_proc_ops;
-  ret->proc = p;
-  return 0;
+  berth_fdproc_spec spec = {
+    .size = sizeof spec, .in_fd = req->has_stdin ? pi[1] : -1, .out_fd = po[0], .err_fd = pe[0], .pid = -1,
+    .wait = conn_wait, .free = conn_free, .data = c,
+  };
+  if (!req->has_stdin && pi[1] >= 0)
+    close (pi[1]);
+  return berth_proc_from_fds (&spec, ret, reterr);
 
 fail:
   free (body);
@@ -355,6 +241,6 @@ fail:
       if (pi[i] >= 0)
         close (pi[i]);
     }
-  proc_free (p);
+  conn_free (c);
   return r;
 }

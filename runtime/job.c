@@ -16,7 +16,7 @@ berth_job_transport (berth_env *env, char ***ret_prefix, uint32_t *ret_flags, be
   if (ops->start)
     {
       *ret_prefix = NULL;
-      *ret_flags = 0;
+      *ret_flags = BERTH_HAS_FIELD (ops, berth_provider_ops, start_flags) ? ops->start_flags : 0;
       return 0;
     }
   if (ops->exec_prefix == NULL)
@@ -36,7 +36,7 @@ berth_job_start (berth_env *env, char **prefix, const char *const *inner, bool h
   *job = (berth_job){ .proc = { .size = sizeof job->proc, .fd = -1, .stdin_fd = -1 } };
   if (ops->start)
     {
-      berth_start_req req = { .size = sizeof req, .argv = inner, .has_stdin = has_stdin };
+      berth_start_req req = { .size = sizeof req, .argv = inner, .has_stdin = has_stdin, .extra_fd = extra_fd };
       int r = ops->start (env, &req, &job->proc, reterr);
       if (r < 0)
         return r;

@@ -141,7 +141,7 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   r = berth_job_transport (env, &prefix, &flags, reterr);
   if (r < 0)
     return r;
-  use_fd = prefix && (flags & BERTH_PREFIX_PASSES_FDS);
+  use_fd = (flags & BERTH_PREFIX_PASSES_FDS) != 0;
   cwd = resolve_cwd (env, spec->cwd);
   berth_script_spec ss = {
     .command = spec->command,

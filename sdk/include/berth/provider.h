@@ -100,6 +100,9 @@ typedef struct berth_start_req
   const char *const *argv; /* run inside the environment, unchanged */
   bool has_stdin;          /* feed stdin (else /dev/null) */
   const char *user;        /* NULL: the environment's default user */
+  /* With BERTH_PREFIX_PASSES_FDS in the provider's start_flags: an fd to
+     become the command's fd 3 (the runtime's script), else -1.  */
+  int extra_fd;
 } berth_start_req;
 
 /* ---- the provider ---- */
@@ -151,6 +154,9 @@ typedef struct berth_provider_ops
   int (*gc) (const berth_config *cfg, int64_t lifetime, berth_error **reterr);
   /* Optional: free the data set with berth_env_set_data.  */
   void (*free_data) (void *data);
+  /* BERTH_PREFIX_* that hold for the start transport (the environment
+     reaches the command; req->extra_fd becomes its fd 3).  */
+  uint32_t start_flags;
 } berth_provider_ops;
 
 #define BERTH_PROVIDER_OPS_INIT .abi = BERTH_PROVIDER_ABI, .size = sizeof (berth_provider_ops)
