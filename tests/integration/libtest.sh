@@ -5,7 +5,10 @@
 # that can exist on this machine must not be skipped silently.
 __tap_n=0
 __tap_failed=0
-BERTH=${BERTH:-berth}
+if [ -z "${BERTH:-}" ]; then
+  BERTH=${BERTH_BUILDDIR:-.}/berth
+  [ -x "$BERTH" ] || BERTH=berth
+fi
 : "${BERTH_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 
 must_work () { [ "${CI:-}" = true ] || [ "${BERTH_TEST_MUST_WORK:-0}" = 1 ]; }

@@ -4,22 +4,7 @@
 # when we are root and it is not running), an isolated XDG state/runtime
 # directory, and a berth configuration pointing at the test server.
 
-T_N=0
-T_FAILED=0
-ok () { T_N=$((T_N + 1)); echo "ok $T_N - $*"; }
-not_ok () { T_N=$((T_N + 1)); T_FAILED=$((T_FAILED + 1)); echo "not ok $T_N - $*"; }
-check () { # check DESCRIPTION COMMAND...
-  local d=$1; shift
-  if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-diag () { echo "# $*" | sed '2,$s/^/# /'; }
-done_testing () { echo "1..$T_N"; [ "$T_FAILED" = 0 ]; exit $?; }
-
-must_work () { [ "${CI:-}" = true ] || [ -n "${BERTH_TEST_MUST_WORK:-}" ]; }
-skip_all () {
-  if must_work; then echo "1..0 # SKIP $* (but CI requires it: failing)"; echo "Bail out! $*"; exit 1; fi
-  echo "1..0 # SKIP $*"; exit 77
-}
+. "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
 
 : "${BERTH_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${BERTH:=${BERTH_BUILDDIR:-.}/berth}"
