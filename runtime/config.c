@@ -762,7 +762,7 @@ static const schema_key config_schema[] = {
   SCHEMA_STR ("terminal.ssh_key"),
   { "terminal.ssh_port", SCHEMA_INT, "an integer from 1 to 65535", .imin = 1, .imax = 65535 },
   SCHEMA_STR ("terminal.bwrap_profile"),
-  { "terminal.bwrap_binds", SCHEMA_BINDS, "a list of binds ('src:dest[:ro]' or {src, dest, readonly})" },
+  { "terminal.bwrap_binds", SCHEMA_BINDS, "a list of binds ('src[:dest][:ro|rw]' or {src, dest, readonly})" },
   SCHEMA_LIST ("terminal.bwrap_hide"),
   SCHEMA_COUNT ("terminal.bwrap_memory_mb"),
   SCHEMA_COUNT ("terminal.bwrap_cpu_seconds"),
