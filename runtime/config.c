@@ -710,7 +710,7 @@ typedef enum schema_type
   SCHEMA_BOOL,
   SCHEMA_STRV,   /* a sequence of strings */
   SCHEMA_STRMAP, /* a mapping of names to scalars */
-  SCHEMA_BINDS,  /* a sequence of "src:dest[:ro]" or {src, dest, readonly} */
+  SCHEMA_BINDS,  /* a sequence of "src[:dest][:ro|rw]" or {src, dest, readonly} */
 } schema_type;
 
 typedef struct schema_key
@@ -796,12 +796,17 @@ is_string (const berth_config *n)
   return n && n->kind == BERTH_CONFIG_SCALAR && !n->null;
 }
 
-/* "src:dest" or "src:dest:ro" (or ":rw").  */
+/* "src[:dest][:ro|rw]": a source, an optional destination, an optional
+   mode (the bwrap backend's syntax).  */
 static bool
 is_bind_spec (const char *s)
 {
   const char *c1 = strchr (s, ':'), *c2;
-  if (c1 == NULL || c1 == s || c1[1] == '\0' || c1[1] == ':')
+  if (c1 == s || *s == '\0')
+    return false;
+  if (c1 == NULL)
+    return true;
+  if (c1[1] == '\0' || c1[1] == ':')
     return false;
   c2 = strchr (c1 + 1, ':');
   return c2 == NULL || strcmp (c2 + 1, "ro") == 0 || strcmp (c2 + 1, "rw") == 0;
@@ -817,7 +822,7 @@ schema_check_item (const schema_key *k, const berth_config *item, size_t i, bert
     return is_string (item) ? 0 : schema_fail (reterr, item, path, "a string");
   /* SCHEMA_BINDS */
   if (item->kind == BERTH_CONFIG_SCALAR)
-    return is_string (item) && is_bind_spec (item->scalar) ? 0 : schema_fail (reterr, item, path, "'src:dest[:ro]'");
+    return is_string (item) && is_bind_spec (item->scalar) ? 0 : schema_fail (reterr, item, path, "'src[:dest][:ro|rw]'");
   if (item->kind == BERTH_CONFIG_MAPPING)
     {
       const berth_config *src = node_child (item, "src", 3), *dest = node_child (item, "dest", 4),
@@ -836,7 +841,7 @@ schema_check_item (const schema_key *k, const berth_config *item, size_t i, bert
         return schema_fail (reterr, ro, sub, "a boolean (true/false, yes/no, on/off)");
       return 0;
     }
-  return schema_fail (reterr, item, path, "a bind ('src:dest[:ro]' or {src, dest, readonly})");
+  return schema_fail (reterr, item, path, "a bind ('src[:dest][:ro|rw]' or {src, dest, readonly})");
 }
 
 static int
