@@ -28,7 +28,9 @@ if [ "${BERTH_NO_INSTALL:-0}" != 1 ]; then
   ldconfig
   BERTH=/usr/local/bin/berth
 else
+  # Uninstalled: find the modules and helpers in the build tree.
   BERTH=$PWD/berth
+  export BERTH_MODULEDIR=$PWD/docker/.libs:$PWD/bwrap/.libs BERTH_LIBEXECDIR=$PWD:$PWD/bwrap:$PWD/ssh
 fi
 
 echo "berth is built.  Its main job: run a command in an environment."
