@@ -38,22 +38,26 @@ run_pass ()
   done < <("$@" 2>&1)
 }
 
-run_pass "$(id -un)" bash "$here/bwrap-canaries.sh"
+# The helpers run inside jails, whose /tmp is private: a build tree under
+# /tmp is invisible there.  Both passes use copies in /var/tmp, readable by
+# nobody for the unprivileged pass.
+bin=$(mktemp -d /var/tmp/berth-bwrap-bin.XXXXXX)
+chmod 755 "$bin"
+cp "$JAIL" "$CANARY" "$bin/"
+[ -x "$DENYNS" ] && cp "$DENYNS" "$bin/"
+cp "$here/bwrap-lib.sh" "$here/bwrap-canaries.sh" "$bin/"
+chmod -R a+rX "$bin"
+trap 'rm -rf "$bin"' EXIT
+
+run_pass "$(id -un)" env BERTH_JAIL="$bin/berth-jail" BERTH_CANARY="$bin/test-bwrap-canary" BERTH_DENYNS="$bin/test-bwrap-denyns" \
+  bash "$bin/bwrap-canaries.sh"
 
 if [ "$(id -u)" = 0 ]; then
   if command -v setpriv >/dev/null; then
-    # The unprivileged pass needs the helpers readable by nobody.
-    bin=$(mktemp -d /var/tmp/berth-bwrap-bin.XXXXXX)
-    chmod 755 "$bin"
-    cp "$JAIL" "$CANARY" "$bin/"
-    [ -x "$DENYNS" ] && cp "$DENYNS" "$bin/"
-    cp "$here/bwrap-lib.sh" "$here/bwrap-canaries.sh" "$bin/"
-    chmod -R a+rX "$bin"
     run_pass nobody setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
       env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/nonexistent CI="${CI:-}" BERTH_TEST_MUST_WORK="${BERTH_TEST_MUST_WORK:-}" \
       BERTH_JAIL="$bin/berth-jail" BERTH_CANARY="$bin/test-bwrap-canary" BERTH_DENYNS="$bin/test-bwrap-denyns" \
       bash "$bin/bwrap-canaries.sh"
-    rm -rf "$bin"
   else
     skip_or_fail "unprivileged pass" "setpriv(1) is missing"
   fi
