@@ -18,7 +18,8 @@ stop_daemons ()
   bash "$SRC/tests/integration/setup/sshd-stop.sh" >/dev/null 2>&1 || true
   bash "$SRC/tests/integration/setup/docker-stop.sh" >/dev/null 2>&1 || true
 }
-trap stop_daemons EXIT
+# .ci/run keeps them for its ASan pass and stops them itself.
+[ "${BERTH_KEEP_DAEMONS:-0}" = 1 ] || trap stop_daemons EXIT
 bash tests/integration/setup/docker.sh || { echo "test.sh: could not start dockerd (see above)" >&2; exit 1; }
 bash tests/integration/setup/sshd.sh || { echo "test.sh: could not start sshd (see above)" >&2; exit 1; }
 bash tests/doubles/apptainer/ci-setup.sh || { echo "test.sh: could not prepare the apptainer test double" >&2; exit 1; }
