@@ -58,21 +58,6 @@ jail_serve_bind (const char *state)
   return fd;
 }
 
-static void
-send_all (int fd, const char *buf, size_t len)
-{
-  while (len > 0)
-    {
-      ssize_t w = send (fd, buf, len, MSG_NOSIGNAL);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        return;
-      buf += w;
-      len -= w;
-    }
-}
-
 /* In the child: fail with a reason the client shows.  */
 static _Noreturn void
 refuse (int conn, int code, const char *fmt, ...)
@@ -83,7 +68,7 @@ refuse (int conn, int code, const char *fmt, ...)
   vsnprintf (msg, sizeof msg - 2, fmt, ap);
   va_end (ap);
   strcat (msg, "\n");
-  send_all (conn, msg, strlen (msg));
+  jail_send_all (conn, msg, strlen (msg));
   _exit (code);
 }
 
@@ -212,7 +197,7 @@ jail_serve_accept (int lfd, const struct jail_serve_ctx *ctx)
       if (slot == MAX_CONNS)
         {
           static const char busy[] = "berth-jail: too many commands at once\n";
-          send_all (conn, busy, sizeof busy - 1);
+          jail_send_all (conn, busy, sizeof busy - 1);
           close (conn);
           continue;
         }
@@ -244,7 +229,7 @@ jail_serve_reap (void)
           char msg[32];
           int code = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
           int len = snprintf (msg, sizeof msg, "%cstatus=%d\n", '\0', code);
-          send_all (conns[i].fd, msg, len);
+          jail_send_all (conns[i].fd, msg, len);
           close (conns[i].fd);
           conns[i].pid = 0;
           conns[i].fd = -1;

@@ -13,7 +13,11 @@
 #ifndef BERTH_BWRAP_PROTO_H
 #define BERTH_BWRAP_PROTO_H
 
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define JAIL_SOCKET_FILE "jail.sock"
 #define JAIL_PROTO_MAGIC 0x314a5842u /* "BXJ1" */
@@ -32,5 +36,23 @@ struct jail_request
 /* A fourth fd follows stdin/stdout/stderr and becomes the command's fd 3
    (the runtime's script, read by `bash -c '. /dev/fd/3'`).  */
 #define JAIL_REQ_FD3 1u
+
+/* Send all of BUF on a connection (never raises SIGPIPE).  */
+static inline bool
+jail_send_all (int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+  while (len > 0)
+    {
+      ssize_t w = send (fd, p, len, MSG_NOSIGNAL);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        return false;
+      p += w;
+      len -= (size_t) w;
+    }
+  return true;
+}
 
 #endif

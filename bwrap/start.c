@@ -129,22 +129,6 @@ append (char **buf, size_t *len, size_t *cap, const char *s)
   return 0;
 }
 
-static bool
-send_all (int fd, const char *buf, size_t len)
-{
-  while (len > 0)
-    {
-      ssize_t w = send (fd, buf, len, MSG_NOSIGNAL);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        return false;
-      buf += w;
-      len -= w;
-    }
-  return true;
-}
-
 int
 bwrap_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr)
 {
@@ -210,7 +194,7 @@ bwrap_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_
     cm->cmsg_type = SCM_RIGHTS;
     cm->cmsg_len = CMSG_LEN (nfds * sizeof (int));
     memcpy (CMSG_DATA (cm), fds, nfds * sizeof (int));
-    if (sendmsg (c->fd, &mh, MSG_NOSIGNAL) != (ssize_t) sizeof hdr || !send_all (c->fd, body, len))
+    if (sendmsg (c->fd, &mh, MSG_NOSIGNAL) != (ssize_t) sizeof hdr || !jail_send_all (c->fd, body, len))
       {
         r = berth_error_errno (reterr, errno ? errno : EPIPE, "bwrap: cannot send the command to the jail");
         goto fail;
