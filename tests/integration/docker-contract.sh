@@ -4,16 +4,12 @@
 # backend and a real engine (tests/integration/setup/docker.sh), with the
 # offline image berth-test:latest.  Must run in CI.
 src=${BERTH_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-must_work () { [ "${CI:-}" = true ] || [ -n "${BERTH_TEST_MUST_WORK:-}" ]; }
-skip () {
-  if must_work; then echo "1..1"; echo "not ok 1 - cannot run in CI: $*"; exit 1; fi
-  echo "1..0 # SKIP $*"; exit 77
-}
+. "$src/tests/integration/libtest.sh"
 if [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null; then
-  bash "$src/tests/integration/setup/docker.sh" >/dev/null 2>&1 || skip "tests/integration/setup/docker.sh failed"
+  bash "$src/tests/integration/setup/docker.sh" >/dev/null 2>&1 || skip_all "tests/integration/setup/docker.sh failed"
 fi
 command -v docker >/dev/null && docker image inspect berth-test:latest >/dev/null 2>&1 \
-  || skip "no engine with berth-test:latest: run tests/integration/setup/docker.sh as root"
+  || skip_all "no engine with berth-test:latest: run tests/integration/setup/docker.sh as root"
 d=$(mktemp -d "${TMPDIR:-/tmp}/berth-docker-contract.XXXXXX")
 trap 'rm -rf "$d"' EXIT
 printf 'terminal:\n  docker_image: berth-test:latest\n  container_memory: 512\n' > "$d/config.yaml"

@@ -3,16 +3,12 @@
 # singularity backend, with the apptainer CLI TEST DOUBLE
 # (tests/doubles/apptainer) as `apptainer` on PATH.  Must run in CI.
 src=${BERTH_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-must_work () { [ "${CI:-}" = true ] || [ "${BERTH_TEST_MUST_WORK:-0}" = 1 ]; }
+. "$src/tests/integration/libtest.sh"
 why=
 [ "$(id -u)" = 0 ] || why="the apptainer test double needs root (mount, unshare)"
 [ -n "$why" ] || [ -x /bin/busybox ] || [ -x /usr/bin/busybox ] || why="busybox-static is not installed (tests/doubles/apptainer/ci-setup.sh)"
 [ -n "$why" ] || [ -x /bin/bash-static ] || [ -x /usr/bin/bash-static ] || why="bash-static is not installed (tests/doubles/apptainer/ci-setup.sh)"
-if [ -n "$why" ]; then
-  if must_work; then echo "1..1"; echo "not ok 1 - cannot run in CI: $why"; exit 1; fi
-  echo "1..0 # SKIP $why"
-  exit 0
-fi
+[ -z "$why" ] || skip_all "$why"
 d=$(mktemp -d "${TMPDIR:-/tmp}/berth-sing-contract.XXXXXX")
 chmod 0755 "$d"
 mkdir -p "$d/bin"
