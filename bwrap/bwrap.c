@@ -26,6 +26,7 @@
 
 #include <berth/provider.h>
 #include "bwrap-private.h"
+#include "system-trees.h"
 
 #define PROFILES "restricted, workspace or network"
 #define WORKSPACE_FILE "bwrap-workspace"
@@ -47,10 +48,45 @@ valid_profile (const char *p)
   return strcmp (p, "restricted") == 0 || strcmp (p, "workspace") == 0 || strcmp (p, "network") == 0;
 }
 
+/* The default has no network: a jail that can reach the host's loopback
+   services and abstract sockets (X11, D-Bus, dev servers, sshd) is not
+   much of a jail.  */
+#define DEFAULT_PROFILE "workspace"
+
 static const char *
 profile_of (const berth_config *cfg)
 {
-  return berth_config_string (cfg, "terminal.bwrap_profile", "network");
+  return berth_config_string (cfg, "terminal.bwrap_profile", DEFAULT_PROFILE);
+}
+
+/* What a profile means, for doctor.  */
+static const char *
+profile_meaning (const char *p)
+{
+  if (strcmp (p, "restricted") == 0)
+    return "read-only workspace, no network (only lo)";
+  if (strcmp (p, "workspace") == 0)
+    return "writable workspace, no network (only lo)";
+  if (strcmp (p, "network") == 0)
+    return "writable workspace, the host's network (loopback services and abstract sockets included)";
+  return "unknown";
+}
+
+/* Refuse a writable host directory that is or lies in a system tree
+   (system-trees.c).  WHAT names it in the message.  */
+static int
+check_writable (const char *path, const char *what, berth_error **reterr)
+{
+  char real[4096], home[4096];
+  const char *h = getenv ("HOME"), *tree;
+  const char *p = realpath (path, real) ? real : path;
+  tree = jail_system_tree (p, h && realpath (h, home) ? home : NULL);
+  if (tree == NULL)
+    return 0;
+  return berth_error_set (reterr, BERTH_E_ENV,
+                          "bwrap: %s %s %s %s, which cannot be writable in the jail; run from a project directory "
+                          "(berth exec -C DIR) or set terminal.bwrap_profile: restricted for a read-only view",
+                          what, p, strcmp (tree, p) == 0 ? "is the system directory" : "lies in the system directory", tree);
 }
 
 /* A limit: a non-negative integer, 0 disables it.  */
@@ -160,6 +196,12 @@ add_binds (const berth_config *cfg, char ***argv, berth_error **reterr)
       else if (src[0] != '/' || dest[0] != '/')
         {
           r = berth_error_set (reterr, BERTH_E_CONFIG, "%s: bind paths must be absolute (%s -> %s)", berth_config_where (item), src, dest);
+          free (src);
+          free (dest);
+          return r;
+        }
+      else if (!ro && (r = check_writable (src, "the writable bind source", reterr)) < 0)
+        {
           free (src);
           free (dest);
           return r;
@@ -333,23 +375,28 @@ bwrap_create (berth_env *env, berth_error **reterr)
   if (state == NULL)
     return berth_error_set (reterr, BERTH_E_ENV, "bwrap: the environment has no state directory");
 
+  ws = workspace_for (env, state);
+  if (ws == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  if (ws[0] != '/')
+    {
+      r = berth_error_set (reterr, BERTH_E_ENV, "bwrap: the working directory %s is not an absolute path", ws);
+      goto out;
+    }
+  if (strcmp (profile, "restricted") != 0 && (r = check_writable (ws, "the workspace", reterr)) < 0)
+    goto out;
+
   /* A named environment's jail usually still runs: no helper needed.  */
   if (jail_alive (state))
     goto attach;
 
   helper = berth_helper_path ("berth-jail");
-  ws = workspace_for (env, state);
   envs_dir = parent_dir (state);
   run_dir = berth_env_runtime_dir (env) ? parent_dir (berth_env_runtime_dir (env)) : NULL;
   argv = berth_strv_new (helper, "create", "--state", state, "--profile", profile, NULL);
-  if (helper == NULL || ws == NULL || envs_dir == NULL || argv == NULL)
+  if (helper == NULL || envs_dir == NULL || argv == NULL)
     {
       r = berth_error_errno (reterr, ENOMEM, "out of memory");
-      goto out;
-    }
-  if (ws[0] != '/')
-    {
-      r = berth_error_set (reterr, BERTH_E_ENV, "bwrap: the working directory %s is not an absolute path", ws);
       goto out;
     }
   if (push (&argv, "--workspace") < 0 || push (&argv, ws) < 0 || push (&argv, "--memory-mb") < 0 || push_int (&argv, mem) < 0
@@ -361,6 +408,21 @@ bwrap_create (berth_env *env, berth_error **reterr)
     {
       r = berth_error_errno (reterr, ENOMEM, "out of memory");
       goto out;
+    }
+  /* berth's own configuration may carry secrets (docker_env...); its
+     default place, ~/.config/berth, is in the helper's table.  */
+  if (getenv ("XDG_CONFIG_HOME") && getenv ("XDG_CONFIG_HOME")[0] == '/')
+    {
+      char *conf = NULL;
+      if (asprintf (&conf, "%s/berth", getenv ("XDG_CONFIG_HOME")) < 0)
+        conf = NULL;
+      r = conf == NULL || push (&argv, "--hide") < 0 || push (&argv, conf) < 0 ? -ENOMEM : 0;
+      free (conf);
+      if (r < 0)
+        {
+          r = berth_error_errno (reterr, ENOMEM, "out of memory");
+          goto out;
+        }
     }
   if ((r = add_binds (cfg, &argv, reterr)) < 0)
     goto out;
@@ -542,7 +604,14 @@ bwrap_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
   char *reason = NULL, *helper = berth_helper_path ("berth-jail");
   int p;
   fn (userdata, "berth-jail helper", helper && access (helper, X_OK) == 0, helper, "reinstall berth (the helper lives in its libexec directory)");
-  fn (userdata, "terminal.bwrap_profile", valid_profile (profile_of (cfg)), profile_of (cfg), "use " PROFILES);
+  {
+    char *what = NULL;
+    const char *profile = profile_of (cfg);
+    if (asprintf (&what, "%s: %s", profile, profile_meaning (profile)) < 0)
+      what = NULL;
+    fn (userdata, "terminal.bwrap_profile", valid_profile (profile), what ? what : profile, "use " PROFILES);
+    free (what);
+  }
   p = run_probe (cfg, true, 15.0, &reason);
   fn (userdata, "trial jail (namespaces, mounts, seccomp)", p == BERTH_PROBE_READY, reason ? reason : "a jail was built, ran a command and was torn down",
       "see the reason; on Ubuntu 24.04+ allow user namespaces for berth-jail with an AppArmor profile");

@@ -762,7 +762,7 @@ cmd_probe (bool network)
 int
 main (int argc, char **argv)
 {
-  struct jail_opts o = { .profile = JAIL_PROFILE_NETWORK };
+  struct jail_opts o = { .profile = JAIL_PROFILE_WORKSPACE };
   const char *cmd, *cwd = NULL;
   bool legacy = getenv ("BERTH_JAIL_LEGACY_MOUNT") != NULL, keep_session = false, network = false, full = false;
   int i;

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "jail.h"
+#include "system-trees.h"
 
 const char *const jail_home_hides[] = {
   ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".npmrc", ".pypirc", ".pgpass",
@@ -52,7 +53,13 @@ const char *const jail_home_hides[] = {
   ".config/op", ".config/rclone", ".config/1Password", ".config/Bitwarden", ".config/keepassxc",
   ".config/git/credentials", ".local/share/keyrings", ".local/share/kwalletd", ".cargo/credentials",
   ".cargo/credentials.toml", ".m2/settings.xml", ".gradle/gradle.properties",
-  ".cache/huggingface/token", ".mozilla", ".config/google-chrome", ".config/chromium", NULL,
+  ".cache/huggingface/token", ".huggingface", ".mozilla", ".config/google-chrome", ".config/chromium",
+  /* AI agents' and berth's own credential stores */
+  ".claude", ".claude.json", ".codex", ".gemini", ".config/berth", ".hermes/.env", ".hermes/auth.json",
+  ".config/hermes", ".config/openai", ".config/anthropic",
+  /* cloud and registry credentials */
+  ".oci", ".config/containers/auth.json", ".config/doctl", ".config/hcloud", ".gem/credentials",
+  ".terraformrc", ".config/sops", NULL,
 };
 
 /* Readable by the jail's uid when the caller is root (uid 0 maps to 0).  */
@@ -495,7 +502,7 @@ jail_setup_mounts (const struct jail_opts *o, bool legacy)
   size_t n_hides = 0;
   int rootfd;
   char home_buf[PATH_MAX];
-  const char *home_real = NULL;
+  const char *home_real = NULL, *tree;
 
   legacy_mode = legacy;
   jail_host_facts_read ("/", &facts);
@@ -508,13 +515,16 @@ jail_setup_mounts (const struct jail_opts *o, bool legacy)
       open_source (o->workspace, &ws, "workspace");
       if (!ws.dir)
         die ("workspace %s is not a directory", o->workspace);
-      if (strcmp (ws.path, "/") == 0)
-        die ("the workspace cannot be / (it would make the whole host writable)");
+      if (o->profile != JAIL_PROFILE_RESTRICTED && (tree = jail_system_tree (ws.path, home_real)))
+        die ("the workspace %s %s %s, which cannot be writable in the jail; pick a project directory or the "
+             "restricted profile", ws.path, strcmp (tree, ws.path) == 0 ? "is the system directory" : "lies in the system directory", tree);
     }
   for (size_t i = 0; i < o->n_binds; i++)
     {
       open_source (o->binds[i].src, &binds[i], "bind");
       bind_dest[i] = canonical_dest (o->binds[i].dest, "bind");
+      if (!o->binds[i].ro && (tree = jail_system_tree (binds[i].path, home_real)))
+        die ("bind: the writable source %s is in the system directory %s; bind it read-only", binds[i].path, tree);
       if (strcmp (bind_dest[i], "/") == 0)
         die ("bind: cannot bind over /");
     }
