@@ -84,23 +84,31 @@ meta_get (const char *meta, const char *key)
 }
 
 int
-berth_env_save (berth_env *env)
+berth_env_save (berth_env *env, berth_error **reterr)
 {
   _cleanup_free_ char *meta_path = berth_strdup_printf ("%s/meta", env->state_dir);
   _cleanup_free_ char *snap_path = berth_strdup_printf ("%s/snapshot.sh", env->state_dir);
   _cleanup_free_ char *now = berth_strdup_printf ("%lld", (long long) time (NULL));
   berth_buf b = { 0 };
   int r;
+  if (meta_path == NULL || snap_path == NULL || now == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
   meta_put (&b, "backend", env->provider->ops->name);
   meta_put (&b, "cwd", env->cwd);
   meta_put (&b, "image", env->image);
   meta_put (&b, "task", env->task_id);
   meta_put (&b, "last_used", now);
-  r = berth_write_file_atomic (meta_path, b.data, b.len, 0600);
+  r = berth_write_file_atomic (meta_path, b.data ? b.data : "", b.len, 0600);
   berth_buf_free (&b);
-  if (r >= 0 && env->snapshot)
-    r = berth_write_file_atomic (snap_path, env->snapshot, strlen (env->snapshot), 0600);
-  return r;
+  if (r < 0)
+    return berth_error_errno (reterr, -r, "cannot record the state of environment %s in %s", env->id, meta_path);
+  if (env->snapshot)
+    {
+      r = berth_write_file_atomic (snap_path, env->snapshot, strlen (env->snapshot), 0600);
+      if (r < 0)
+        return berth_error_errno (reterr, -r, "cannot record the exported variables of environment %s in %s", env->id, snap_path);
+    }
+  return 0;
 }
 
 static char **
@@ -322,9 +330,19 @@ env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, berth_env 
       env_free (env);
       return berth_error_errno (reterr, ENOMEM, "out of memory");
     }
-  if ((r = berth_mkdir_p (env->state_dir, 0700)) < 0 || (r = berth_mkdir_p (env->runtime_dir, 0700)) < 0)
+  /* berth's own roots must be private (another user's 0777 /tmp/berth-UID
+     could swap the sockets in it); below them every level is ours.  */
+  if ((r = berth_private_dir (ctx->state_dir, reterr)) < 0 || (r = berth_private_dir (ctx->runtime_dir, reterr)) < 0)
     {
-      berth_error_errno (reterr, -r, "cannot create %s", env->state_dir);
+      env_free (env);
+      return r;
+    }
+  if ((r = berth_mkdir_p (env->state_dir, 0700)) < 0)
+    berth_error_errno (reterr, -r, "cannot create %s", env->state_dir);
+  else if ((r = berth_mkdir_p (env->runtime_dir, 0700)) < 0)
+    berth_error_errno (reterr, -r, "cannot create %s", env->runtime_dir);
+  if (r < 0)
+    {
       env_free (env);
       return r;
     }
@@ -345,6 +363,8 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
       return r;
     }
   berth_env_refresh (env);
+  _cleanup_free_ char *meta_path = env->name ? berth_strdup_printf ("%s/meta", env->state_dir) : NULL;
+  bool existed = meta_path && access (meta_path, F_OK) == 0;
   r = env->provider->ops->create (env, reterr);
   if (r < 0)
     {
@@ -358,8 +378,21 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
       return r;
     }
   env->created = true;
-  if (env->name)
-    berth_env_save (env);
+  if (env->name && (r = berth_env_save (env, reterr)) < 0)
+    {
+      /* Not recorded: nobody could find it again.  A new one goes.  */
+      if (!existed)
+        {
+          if (env->provider->ops->cleanup)
+            env->provider->ops->cleanup (env, true, NULL);
+          env->cleaned = true;
+          berth_rm_rf (env->state_dir);
+          berth_rm_rf (env->runtime_dir);
+        }
+      berth_env_unlock (env);
+      env_free (env);
+      return r;
+    }
   berth_env_unlock (env);
   *ret = env;
   return 0;

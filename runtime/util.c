@@ -181,6 +181,35 @@ berth_mkdir_p (const char *path, mode_t mode)
   return 0;
 }
 
+BERTH_EXPORT int
+berth_private_dir (const char *path, berth_error **reterr)
+{
+  struct stat st;
+  if (mkdir (path, 0700) < 0 && errno == ENOENT)
+    {
+      _cleanup_free_ char *parent = strdup (path);
+      char *slash = parent ? strrchr (parent, '/') : NULL;
+      if (slash && slash != parent)
+        {
+          *slash = '\0';
+          (void) berth_mkdir_p (parent, 0700);
+        }
+      (void) mkdir (path, 0700);
+    }
+  if (lstat (path, &st) < 0)
+    return berth_error_errno (reterr, errno, "cannot create the directory %s", path);
+  if (S_ISLNK (st.st_mode))
+    return berth_error_set (reterr, BERTH_E_ENV, "%s is a symbolic link; berth keeps its sockets and state only in a real directory of yours: remove it", path);
+  if (!S_ISDIR (st.st_mode))
+    return berth_error_set (reterr, BERTH_E_ENV, "%s is not a directory: remove it", path);
+  if (st.st_uid != geteuid ())
+    return berth_error_set (reterr, BERTH_E_ENV, "%s belongs to uid %u, not to you (uid %u): another user could replace berth's files there; remove it or set XDG_RUNTIME_DIR / XDG_STATE_HOME",
+                            path, (unsigned) st.st_uid, (unsigned) geteuid ());
+  if (st.st_mode & 077)
+    return berth_error_set (reterr, BERTH_E_ENV, "%s has mode %04o: berth needs it private (chmod 700 %s)", path, (unsigned) (st.st_mode & 07777), path);
+  return 0;
+}
+
 int
 berth_write_file_atomic (const char *path, const void *data, size_t len, mode_t mode)
 {

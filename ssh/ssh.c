@@ -356,20 +356,6 @@ lock_master (const ssh_env *e)
   return fd;
 }
 
-/* A private 0700 directory we own (the fallback under /tmp).  */
-static int
-private_dir (const char *dir, berth_error **reterr)
-{
-  struct stat st;
-  if (mkdir (dir, 0700) < 0 && errno != EEXIST)
-    return berth_error_errno (reterr, errno, "ssh: cannot create %s", dir);
-  if (lstat (dir, &st) < 0)
-    return berth_error_errno (reterr, errno, "ssh: cannot stat %s", dir);
-  if (!S_ISDIR (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 077))
-    return berth_error_set (reterr, BERTH_E_ENV, "ssh: %s is not a private directory of this user: remove it", dir);
-  return 0;
-}
-
 /* The recorded answer; false when none.  */
 static bool
 read_shell (const char *path, bool *ret_bash)
@@ -428,7 +414,7 @@ detect_shell (berth_env *env, ssh_env *e)
       for (const unsigned char *p = (const unsigned char *) e->identity; *p; p++)
         h = (h ^ *p) * 0x100000001b3ull;
       snprintf (dir, sizeof dir, "/tmp/berth-ssh-%lu", (unsigned long) geteuid ());
-      if (private_dir (dir, NULL) == 0)
+      if (berth_private_dir (dir, NULL) == 0)
         snprintf (cache, sizeof cache, "%s/shell-%016llx", dir, (unsigned long long) h);
     }
   if (*cache && lstat (cache, &st) == 0 && S_ISREG (st.st_mode) && st.st_uid == geteuid () && time (NULL) - st.st_mtime < 86400)
@@ -601,7 +587,7 @@ ssh_create (berth_env *env, berth_error **reterr)
       r = berth_error_errno (reterr, -r, "out of memory");
       goto fail;
     }
-  if (strcmp (e->control_dir, rt) != 0 && (r = private_dir (e->control_dir, reterr)) < 0)
+  if (strcmp (e->control_dir, rt) != 0 && (r = berth_private_dir (e->control_dir, reterr)) < 0)
     goto fail;
   s = settings_of (e);
   if (berth_ssh_settings_check (&s, &reason) < 0)
@@ -878,8 +864,8 @@ ssh_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr)
   int removed = 0;
 
   snprintf (dir, sizeof dir, "/tmp/berth-ssh-%lu", (unsigned long) geteuid ());
-  d = opendir (dir);
-  if (d == NULL)
+  /* Only a private directory of ours is cleaned (never another user's).  */
+  if (berth_private_dir (dir, NULL) < 0 || (d = opendir (dir)) == NULL)
     return 0;
   while ((de = readdir (d)) != NULL)
     {

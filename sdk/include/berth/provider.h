@@ -231,6 +231,13 @@ BERTH_EXPORT const char *const *berth_env_host_environ (berth_env *env);
    honours $BERTH_LIBEXECDIR / $BERTH_BINDIR for uninstalled test runs.  */
 BERTH_EXPORT char *berth_helper_path (const char *name);
 
+/* Make sure PATH is a private directory of this user, as tmux and
+   OpenSSH insist for their sockets: created 0700 when absent (its parents
+   too), else it must be a real directory (not a symlink) owned by the
+   effective user with no group or other permissions.  A refusal says
+   what is wrong and what to do.  */
+BERTH_EXPORT int berth_private_dir (const char *path, berth_error **reterr);
+
 /* Run a short host command to completion (no shell): capture up to
    MAX bytes of merged output (NUL-terminated, caller frees), exit status
    in *ret_status; killed after TIMEOUT seconds (-ETIMEDOUT).  ENVP NULL
