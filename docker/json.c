@@ -266,12 +266,45 @@ docker_json_filters (const char *const *labels, const char *status, char **ret)
 
 /* ---- tree parsing ---- */
 
+/* The nesting depth of BODY stays within DOCKER_JSON_MAX_DEPTH.  A cheap
+   scan that counts brackets outside strings, before yajl builds a tree
+   (8 MiB of '[' would otherwise cost ~660 MB of tree nodes).  It lexes
+   strings as yajl does, so up to yajl's first error its depth is yajl's:
+   invalid input cannot make it undercount what the tree would hold.  */
+static bool
+depth_ok (const char *body, size_t len)
+{
+  unsigned depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < len; i++)
+    {
+      char c = body[i];
+      if (in_string)
+        {
+          if (c == '\\')
+            i++;
+          else if (c == '"')
+            in_string = false;
+        }
+      else if (c == '"')
+        in_string = true;
+      else if (c == '[' || c == '{')
+        {
+          if (++depth > DOCKER_JSON_MAX_DEPTH)
+            return false;
+        }
+      else if ((c == ']' || c == '}') && depth > 0)
+        depth--;
+    }
+  return true;
+}
+
 static int
 tree_parse (const char *body, size_t len, yajl_val *ret)
 {
   if (len > DOCKER_JSON_MAX)
     return -E2BIG;
-  if (memchr (body, '\0', len))
+  if (memchr (body, '\0', len) || !depth_ok (body, len))
     return -EPROTO;
   char *copy = malloc (len + 1);
   if (!copy)

@@ -12,6 +12,9 @@
 
 /* Bodies larger than this are refused by every parser.  */
 #define DOCKER_JSON_MAX (8u << 20)
+/* Bodies nested deeper than this (arrays and objects) are refused with
+   -EPROTO before any tree is built.  */
+#define DOCKER_JSON_MAX_DEPTH 64
 
 typedef struct docker_create_opts
 {

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -178,6 +180,78 @@ test_oversized (void **state)
   char *id;
   assert_int_equal (docker_json_id (big, n, &id), -E2BIG);
   free (big);
+}
+
+static long
+maxrss_kib (void)
+{
+  struct rusage ru;
+  getrusage (RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+static double
+now_s (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A hostile engine's deeply nested body is refused before a tree is
+   built: 8 MiB of '[' (or of {"a":) must not cost hundreds of MB.  */
+static void
+test_nesting (void **state)
+{
+  size_t n = DOCKER_JSON_MAX;
+  char *deep = malloc (n);
+  assert_non_null (deep);
+  memset (deep, '[', n);
+  long before = maxrss_kib ();
+  double t0 = now_s ();
+  char *id = NULL;
+  assert_int_equal (docker_json_id (deep, n, &id), -EPROTO);
+  docker_container *v = NULL;
+  size_t nv = 0;
+  assert_int_equal (docker_json_container_list (deep, n, &v, &nv), -EPROTO);
+  for (size_t i = 0; i + 5 <= n; i += 5)
+    memcpy (deep + i, "{\"a\":", 5);
+  docker_container c;
+  assert_int_equal (docker_json_container_inspect (deep, n - n % 5, &c), -EPROTO);
+  char *msg = NULL;
+  assert_int_equal (docker_json_error_message (deep, n - n % 5, &msg), 0); /* falls back to the text */
+  assert_int_equal (strlen (msg), 512);
+  free (msg);
+  double dt = now_s () - t0;
+  long grew = maxrss_kib () - before;
+  print_message ("nested 8 MiB bodies: refused in %.3f s, peak RSS grew by %ld KiB\n", dt, grew);
+  assert_true (grew < 64 * 1024);
+  free (deep);
+
+  /* The limit: 64 levels pass, 65 do not; brackets inside strings and
+     escaped quotes do not count.  */
+  char buf[1024];
+  for (int depth = 64; depth <= 65; depth++)
+    {
+      size_t k = 0;
+      k += (size_t)sprintf (buf + k, "{\"Id\":\"abc\",\"s\":\"[[[{{{\\\"[[[\",\"x\":");
+      for (int i = 1; i < depth; i++)
+        buf[k++] = '[';
+      for (int i = 1; i < depth; i++)
+        buf[k++] = ']';
+      buf[k++] = '}';
+      buf[k] = '\0';
+      id = NULL;
+      int r = docker_json_id (buf, k, &id);
+      if (depth == 64)
+        {
+          assert_int_equal (r, 0);
+          assert_string_equal (id, "abc");
+          free (id);
+        }
+      else
+        assert_int_equal (r, -EPROTO);
+    }
 }
 
 static void
@@ -440,6 +514,7 @@ main (void)
     cmocka_unit_test (test_error_message),
     cmocka_unit_test (test_id_version_inspect),
     cmocka_unit_test (test_oversized),
+    cmocka_unit_test (test_nesting),
     cmocka_unit_test (test_containers),
     cmocka_unit_test (test_pull_every_split),
     cmocka_unit_test (test_pull_errors),
