@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include <berth/provider.h>
@@ -1034,14 +1037,46 @@ berth_config_merge_string (berth_config *cfg, const char *name, const char *yaml
   return r < 0 ? r : 0;
 }
 
+/* Read a configuration file: regular files only (and /dev/null, the
+   usual "no configuration").  Opened non-blocking, so that a FIFO given
+   as --config is refused instead of blocking forever, as is a directory
+   or a device (/dev/zero, a tty): -ENOTSUP, *KIND says what it is.  */
+static int
+config_read (const char *path, char **ret, size_t *ret_len, const char **kind)
+{
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  if (fd < 0)
+    return -errno;
+  if (fstat (fd, &st) < 0)
+    return -errno;
+  if (S_ISCHR (st.st_mode) && st.st_rdev == makedev (1, 3))
+    {
+      *ret_len = 0;
+      return (*ret = strdup ("")) ? 0 : -ENOMEM;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      *kind = S_ISFIFO (st.st_mode)  ? "a FIFO"
+              : S_ISDIR (st.st_mode) ? "a directory"
+              : S_ISSOCK (st.st_mode) ? "a socket"
+                                      : "a device";
+      return -ENOTSUP;
+    }
+  return berth_read_fd (fd, CONFIG_MAX_BYTES, ret, ret_len);
+}
+
 int
 berth_config_merge_file (berth_config *cfg, const char *path, bool must_exist, berth_error **reterr)
 {
   _cleanup_free_ char *text = NULL;
   size_t len = 0;
-  int r = berth_read_file (path, CONFIG_MAX_BYTES, &text, &len);
+  const char *kind = NULL;
+  int r = config_read (path, &text, &len, &kind);
   if (r == -ENOENT && !must_exist)
     return 0;
+  if (r == -ENOTSUP)
+    return berth_error_set (reterr, BERTH_E_CONFIG, "%s: not a regular file (%s); a configuration must be a YAML file", path, kind);
   if (r == -EFBIG)
     return berth_error_set (reterr, BERTH_E_CONFIG, "%s: larger than 1 MiB; is this the right file?", path);
   if (r < 0)
@@ -1693,8 +1728,11 @@ berth_config_set_in_file (const char *file, const char *path, const char *value,
   real = realpath (file, NULL);
   if (real == NULL && (real = strdup (file)) == NULL)
     return -ENOMEM;
-  r = berth_read_file (real, CONFIG_MAX_BYTES, &text, &len);
+  const char *kind = NULL;
+  r = config_read (real, &text, &len, &kind);
   exists = r >= 0;
+  if (r == -ENOTSUP)
+    return berth_error_set (reterr, BERTH_E_CONFIG, "%s: not a regular file (%s); a configuration must be a YAML file", file, kind);
   if (r == -EFBIG)
     return berth_error_set (reterr, BERTH_E_CONFIG, "%s: larger than 1 MiB; is this the right file?", file);
   if (r < 0 && r != -ENOENT)

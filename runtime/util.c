@@ -248,10 +248,16 @@ int
 berth_read_file (const char *path, size_t max, char **ret, size_t *ret_len)
 {
   _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
-  berth_buf b = { 0 };
-  char chunk[65536];
   if (fd < 0)
     return -errno;
+  return berth_read_fd (fd, max, ret, ret_len);
+}
+
+int
+berth_read_fd (int fd, size_t max, char **ret, size_t *ret_len)
+{
+  berth_buf b = { 0 };
+  char chunk[65536];
   for (;;)
     {
       ssize_t n = read (fd, chunk, sizeof chunk);

@@ -59,6 +59,12 @@ is "$stdout" fine "unknown keys and other sections are ignored"
 
 run "$BERTH" --config "$TEST_TMP/missing.yaml" exec -- true
 is "$rc" 125 "a missing --config file exits 125"
+mkfifo "$TEST_TMP/fifo.yaml"
+run timeout 10 "$BERTH" --config "$TEST_TMP/fifo.yaml" exec -- true
+check "a FIFO as --config is refused at once with one line (125), never read" \
+  bash -c "[ $rc -eq 125 ] && [ \"\$(wc -l <'$TEST_TMP/err')\" -eq 1 ] && grep -q 'not a regular file (a FIFO)' '$TEST_TMP/err'"
+run timeout 10 env BERTH_CONFIG="$TEST_TMP" "$BERTH" exec -- true
+check "so is a directory as \$BERTH_CONFIG" bash -c "[ $rc -eq 125 ] && grep -q 'not a regular file (a directory)' '$TEST_TMP/err'"
 
 run "$BERTH" exec -C /nonexistent/dir -- true
 is "$rc" 125 "an unusable -C exits 125"

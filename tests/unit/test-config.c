@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <berth/provider.h>
@@ -869,6 +870,45 @@ test_set_fallbacks (void **state)
   free (file);
 }
 
+/* A FIFO, a directory or a device as a configuration file is refused
+   with one line, never read (a FIFO would block forever, a device read
+   without end).  alarm(): a regression fails instead of hanging.  */
+static void
+test_not_regular (void **state)
+{
+  tmpdir *t = *state;
+  char *fifo = berth_strdup_printf ("%s/fifo.yaml", t->path);
+  assert_int_equal (mkfifo (fifo, 0600), 0);
+  const char *paths[] = { fifo, t->path, "/dev/zero", NULL };
+  alarm (10);
+  for (const char *const *p = paths; *p; p++)
+    {
+      berth_config *cfg = berth_config_new ();
+      berth_error *err = NULL;
+      assert_int_equal (berth_config_merge_file (cfg, *p, true, &err), -BERTH_E_CONFIG);
+      const char *m = berth_error_message (err);
+      assert_non_null (strstr (m, *p));
+      assert_non_null (strstr (m, "not a regular file"));
+      assert_null (strchr (m, '\n'));
+      berth_error_free (err);
+      /* nor when the layer is optional, nor to edit it */
+      err = NULL;
+      assert_int_equal (berth_config_merge_file (cfg, *p, false, &err), -BERTH_E_CONFIG);
+      berth_error_free (err);
+      berth_config_free (cfg);
+    }
+  berth_error *err = NULL;
+  assert_int_equal (berth_config_set_in_file (fifo, "terminal.timeout", "5", &err), -BERTH_E_CONFIG);
+  assert_non_null (strstr (berth_error_message (err), "not a regular file"));
+  berth_error_free (err);
+  /* /dev/null stays the usual "no configuration" (as with ssh -F).  */
+  berth_config *cfg = berth_config_new ();
+  assert_int_equal (berth_config_merge_file (cfg, "/dev/null", true, NULL), 0);
+  berth_config_free (cfg);
+  alarm (0);
+  free (fifo);
+}
+
 int
 main (void)
 {
@@ -887,6 +927,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_set_create, setup_tmp, teardown_tmp),
     cmocka_unit_test_setup_teardown (test_set_rejects, setup_tmp, teardown_tmp),
     cmocka_unit_test_setup_teardown (test_set_fallbacks, setup_tmp, teardown_tmp),
+    cmocka_unit_test_setup_teardown (test_not_regular, setup_tmp, teardown_tmp),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
