@@ -102,7 +102,11 @@ BERTH_INTERNAL int berth_proc_spawn_fd (const char *const *argv, const char *con
 BERTH_INTERNAL int berth_env_lock (berth_env *env, berth_error **reterr);
 BERTH_INTERNAL void berth_env_unlock (berth_env *env);
 BERTH_INTERNAL int berth_env_refresh (berth_env *env);
-/* Persist cwd and snapshot of a named environment.  */
-BERTH_INTERNAL int berth_env_save (berth_env *env);
+/* Persist cwd and snapshot of a named environment; a failure is an
+   error naming the file.  */
+BERTH_INTERNAL int berth_env_save (berth_env *env, berth_error **reterr);
+
+/* error.c: attach what the command printed to E (takes OUTPUT).  */
+BERTH_INTERNAL void berth_error_take_output (berth_error *e, char *output, size_t len);
 
 #endif

@@ -11,6 +11,8 @@ struct berth_error
 {
   int code;
   char *message;
+  char *output; /* what a failed command printed before it failed, or NULL */
+  size_t output_len;
 };
 
 BERTH_EXPORT int
@@ -31,9 +33,31 @@ berth_error_free (berth_error *e)
   if (e)
     {
       free (e->message);
+      free (e->output);
       free (e);
     }
   return NULL;
+}
+
+BERTH_EXPORT const char *
+berth_error_output (const berth_error *e, size_t *ret_len)
+{
+  if (ret_len)
+    *ret_len = e && e->output ? e->output_len : 0;
+  return e ? e->output : NULL;
+}
+
+void
+berth_error_take_output (berth_error *e, char *output, size_t len)
+{
+  if (e == NULL)
+    {
+      free (output);
+      return;
+    }
+  free (e->output);
+  e->output = output;
+  e->output_len = output ? len : 0;
 }
 
 __attribute__ ((format (printf, 4, 0))) static int

@@ -102,21 +102,42 @@ berth_job_close_stdin (berth_job *job)
 }
 
 int
-berth_job_finish (berth_job *job, berth_job_end how)
+berth_job_end_status (berth_job *job, berth_job_end how, int *ret_status, berth_error **reterr)
 {
-  int status = -1;
+  int status = -1, r = 0;
   if (job->proc.ops == NULL)
-    return -1;
+    {
+      if (ret_status)
+        *ret_status = -1;
+      return 0;
+    }
   if (how == BERTH_JOB_WAIT && job->proc.ops->wait)
     {
       berth_error *err = NULL;
-      if (job->proc.ops->wait (job->proc.proc, &status, &err) < 0)
-        status = -1;
+      r = job->proc.ops->wait (job->proc.proc, &status, &err);
+      if (r < 0)
+        {
+          /* The transport could not say how the command ended: it died
+             (a daemon, connection or jail gone).  Its reason is the
+             message, the kind is always a backend failure.  */
+          status = -1;
+          r = berth_error_set (reterr, BERTH_E_BACKEND, "%s", err ? berth_error_message (err) : "the transport failed");
+        }
       berth_error_free (err);
     }
   if (job->proc.ops->free)
     job->proc.ops->free (job->proc.proc);
   job->proc.ops = NULL;
+  if (ret_status)
+    *ret_status = status;
+  return r;
+}
+
+int
+berth_job_finish (berth_job *job, berth_job_end how)
+{
+  int status;
+  berth_job_end_status (job, how, &status, NULL);
   return status;
 }
 
@@ -126,7 +147,7 @@ discard (void *userdata, int stream, const char *data, size_t len)
 }
 
 int
-berth_job_run_script (berth_env *env, const char *script, double timeout, berth_error **reterr)
+berth_job_run_script (berth_env *env, const char *script, double timeout, int *ret_status, berth_error **reterr)
 {
   _cleanup_strv_free_ char **prefix = NULL;
   uint32_t flags;
@@ -145,5 +166,5 @@ berth_job_run_script (berth_env *env, const char *script, double timeout, berth_
         berth_job_finish (&job, BERTH_JOB_KILL);
         return berth_error_set (reterr, ETIMEDOUT, "%s: script timed out", env->provider->ops->name);
       }
-  return berth_job_finish (&job, BERTH_JOB_WAIT);
+  return berth_job_end_status (&job, BERTH_JOB_WAIT, ret_status, reterr);
 }

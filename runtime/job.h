@@ -37,10 +37,17 @@ typedef enum berth_job_end
   BERTH_JOB_KILL,   /* kill our side now */
 } berth_job_end;
 
-/* Release the job.  Returns the exit status, or -1 when the transport
-   cannot tell (or was not asked to).  */
+/* Release the job.  *RET_STATUS (may be NULL) gets the exit status, or
+   -1 when the transport cannot tell (or was not asked to).  Returns < 0
+   (BERTH_E_BACKEND) when waiting failed: the transport died under the
+   command.  */
+BERTH_INTERNAL int berth_job_end_status (berth_job *job, berth_job_end how, int *ret_status, berth_error **reterr);
+/* berth_job_end_status for callers that only need the status (-1 also
+   when waiting failed).  */
 BERTH_INTERNAL int berth_job_finish (berth_job *job, berth_job_end how);
-/* Run a short script inside ENV to completion, output discarded.  */
-BERTH_INTERNAL int berth_job_run_script (berth_env *env, const char *script, double timeout, berth_error **reterr);
+/* Run a short script inside ENV to completion, output discarded; its exit
+   status in *RET_STATUS (may be NULL; -1 unknown).  < 0 when it could not
+   be run or its transport failed.  */
+BERTH_INTERNAL int berth_job_run_script (berth_env *env, const char *script, double timeout, int *ret_status, berth_error **reterr);
 
 #endif

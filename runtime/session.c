@@ -18,6 +18,9 @@
    for at most this long: a background child holding the pipe must not
    hang execute.  */
 #define DRAIN_USEC 300000u
+/* How long the kill script may take (the transport may need to be
+   re-established first, e.g. an ssh master).  */
+#define KILL_TIMEOUT_S 10
 
 struct berth_result
 {
@@ -127,7 +130,8 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   size_t in_off = 0;
   bool use_fd, finished = false, killed = false;
   uint64_t deadline, drain_end = 0;
-  int r, status;
+  int r, status = -1, lost = 0;
+  berth_error *terr = NULL;
 
   if (spec->command == NULL)
     return berth_error_set (reterr, EINVAL, "no command given");
@@ -217,11 +221,8 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
         }
       if (r < 0)
         {
-          berth_job_finish (&job, BERTH_JOB_KILL);
-          berth_output_free (&run.out);
-          berth_state_free (&run.state);
-          berth_buf_free (&in);
-          return berth_error_errno (reterr, -r, "%s: lost the command's output", env->provider->ops->name);
+          lost = -r; /* the transport broke: handled below */
+          break;
         }
       if (r == 0)
         {
@@ -237,13 +238,15 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
       _cleanup_free_ char *ks = berth_kill_script (job_token, run.state.have_pid ? run.state.pid : 0);
       berth_error *kerr = NULL;
       berth_job_finish (&job, BERTH_JOB_KILL);
-      if (ks && berth_job_run_script (env, ks, 15, &kerr) < 0)
+      if (ks && berth_job_run_script (env, ks, KILL_TIMEOUT_S, NULL, &kerr) < 0)
         berth_ctx_log (env->ctx, BERTH_LOG_WARNING, "session", "could not kill the command's processes: %s", berth_error_message (kerr));
       berth_error_free (kerr);
       status = run.cancelled ? 130 : 124;
     }
+  else if (lost)
+    berth_job_finish (&job, BERTH_JOB_KILL);
   else
-    status = berth_job_finish (&job, finished ? BERTH_JOB_WAIT : BERTH_JOB_DETACH);
+    berth_job_end_status (&job, finished ? BERTH_JOB_WAIT : BERTH_JOB_DETACH, &status, &terr);
   berth_state_end (&run.state);
 
   if (!killed && !run.state.have_pid)
@@ -254,8 +257,50 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
       _cleanup_free_ char *line = strndup (diag, n);
       berth_output_free (&run.out);
       berth_state_free (&run.state);
+      if (terr)
+        {
+          r = berth_error_set (reterr, BERTH_E_BACKEND, "%s", berth_error_message (terr));
+          berth_error_free (terr);
+          return r;
+        }
+      if (lost)
+        return berth_error_errno (reterr, lost, "%s: lost the command's output", env->provider->ops->name);
       return berth_error_set (reterr, BERTH_E_BACKEND, "%s: could not run the command (exit %d)%s%s", env->provider->ops->name, status, line && *line ? ": " : "", line ? line : "");
     }
+
+  /* No exit record, and the transport cannot vouch for a status of its
+     own (a local bash killed by a signal, `exec CMD`): the daemon,
+     connection or jail died under the command.  An error, never a
+     result; the tree is killed where it ran, and what it printed stays
+     in the error.  */
+  if (!killed && !run.state.have_ec && (lost || terr || status < 0))
+    {
+      _cleanup_free_ char *why = NULL, *ks = berth_kill_script (job_token, run.state.pid);
+      berth_error *kerr = NULL;
+      size_t len;
+      if (terr)
+        why = strdup (berth_error_message (terr));
+      else if (lost)
+        why = berth_strdup_printf ("%s: lost the command's output: %s", env->provider->ops->name, strerror (lost));
+      else
+        why = berth_strdup_printf ("%s: the command's transport ended before the command reported its exit status", env->provider->ops->name);
+      berth_error_free (terr);
+      if (ks == NULL || berth_job_run_script (env, ks, KILL_TIMEOUT_S, NULL, &kerr) < 0)
+        r = berth_error_set (reterr, BERTH_E_BACKEND, "%s; its processes may still be running there (could not kill them: %s)", why ? why : "the transport failed",
+                             kerr ? berth_error_message (kerr) : "out of memory");
+      else
+        r = berth_error_set (reterr, BERTH_E_BACKEND, "%s; its processes were killed", why ? why : "the transport failed");
+      berth_error_free (kerr);
+      char *text = berth_output_finish (&run.out, &len);
+      if (reterr)
+        berth_error_take_output (*reterr, text, len);
+      else
+        free (text);
+      berth_output_free (&run.out);
+      berth_state_free (&run.state);
+      return r;
+    }
+  berth_error_free (terr);
 
   berth_result *res = calloc (1, sizeof *res);
   if (res == NULL)
@@ -309,8 +354,18 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   res->duration_ms = (berth_now_usec () - t0) / 1000;
   berth_output_free (&run.out);
   berth_state_free (&run.state);
-  if (env->name)
-    berth_env_save (env);
+  if (env->name && (r = berth_env_save (env, reterr)) < 0)
+    {
+      /* The command ran, but its cwd and exports are not kept: an error,
+         with its output.  */
+      if (reterr)
+        {
+          berth_error_take_output (*reterr, res->output, res->output_len);
+          res->output = NULL;
+        }
+      berth_result_free (res);
+      return r;
+    }
   *ret = res;
   return 0;
 }

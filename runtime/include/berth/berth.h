@@ -52,6 +52,10 @@ enum
 BERTH_EXPORT int berth_error_code (const berth_error *e);
 BERTH_EXPORT const char *berth_error_message (const berth_error *e);
 BERTH_EXPORT berth_error *berth_error_free (berth_error *e);
+/* What a command printed before execute failed under it (its transport
+   died mid-command, or its state could not be recorded): capped like a
+   result's output, or NULL when the error is not of that kind.  */
+BERTH_EXPORT const char *berth_error_output (const berth_error *e, size_t *ret_len);
 BERTH_EXPORT int berth_error_set (berth_error **reterr, int code, const char *fmt, ...) BERTH_PRINTF (3, 4);
 
 /* ---- logging ---- */
