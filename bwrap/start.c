@@ -55,7 +55,7 @@ conn_wait (void *data, int *ret_status, berth_error **reterr)
   c->tail[c->tail_len] = '\0';
   nul = memchr (c->tail, '\0', c->tail_len);
   if (nul == NULL || strncmp (nul + 1, "status=", 7) != 0)
-    return berth_error_set (reterr, BERTH_E_BACKEND, "bwrap: the jail ended before the command reported its status%s%s",
+    return berth_error_set (reterr, BERTH_E_BACKEND, "bwrap: the jail's init (berth-jail) died while the command ran%s%s",
                             c->tail_len ? ": " : "", c->tail);
   if (nul != c->tail)
     {

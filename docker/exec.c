@@ -86,10 +86,17 @@ proc_wait (void *proc, int *ret_status, berth_error **reterr)
   if (asprintf (&path, "/exec/%s/json", p->exec_id) < 0)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
   docker_response resp = { 0 };
-  int r = docker_request (p->client, "GET", path, NULL, DOCKER_SMALL_BODY, &resp, reterr);
+  berth_error *err = NULL;
+  int r = docker_request (p->client, "GET", path, NULL, DOCKER_SMALL_BODY, &resp, &err);
   free (path);
   if (r < 0)
-    return r;
+    {
+      /* The stream ended because the engine went away under the command.  */
+      r = berth_error_set (reterr, -BERTH_E_BACKEND, "docker: the connection to the engine was lost while the command ran (is dockerd still running?): %s",
+                           berth_error_message (err));
+      berth_error_free (err);
+      return r;
+    }
   bool running = false;
   int code = -1;
   if (resp.status != 200 || docker_json_exec_inspect (resp.body, resp.len, &running, &code, NULL) < 0)

@@ -674,6 +674,72 @@ ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret
   return 0;
 }
 
+/* execute's process: the spawned client, and the control socket that
+   tells the remote's exit 255 from a connection lost mid-command.  */
+typedef struct ssh_proc
+{
+  berth_proc inner;
+  char *control_path;
+  char *dest;
+} ssh_proc;
+
+static int
+ssh_proc_pump (void *proc, berth_sink_fn sink, void *userdata)
+{
+  ssh_proc *p = proc;
+  return p->inner.ops->pump (p->inner.proc, sink, userdata);
+}
+
+static ssize_t
+ssh_proc_write_stdin (void *proc, const void *buf, size_t len)
+{
+  ssh_proc *p = proc;
+  return p->inner.ops->write_stdin (p->inner.proc, buf, len);
+}
+
+static int
+ssh_proc_close_stdin (void *proc)
+{
+  ssh_proc *p = proc;
+  return p->inner.ops->close_stdin (p->inner.proc);
+}
+
+static int
+ssh_proc_wait (void *proc, int *ret_status, berth_error **reterr)
+{
+  ssh_proc *p = proc;
+  int r = p->inner.ops->wait (p->inner.proc, ret_status, reterr);
+  if (r < 0 || *ret_status != 255)
+    return r;
+  /* ssh exits 255 for its own failures and for a remote command killed
+     by a signal: the master, still there or gone, tells them apart.  */
+  if (berth_ssh_mux_check (p->control_path, SSH_MUX_CHECK_MS, NULL) == BERTH_SSH_MUX_ALIVE)
+    return 0;
+  return berth_error_set (reterr, BERTH_E_BACKEND, "ssh: the connection to %s was lost while the command ran (its connection master is gone)", p->dest);
+}
+
+static void
+ssh_proc_free (void *proc)
+{
+  ssh_proc *p = proc;
+  if (p == NULL)
+    return;
+  if (p->inner.ops && p->inner.ops->free)
+    p->inner.ops->free (p->inner.proc);
+  free (p->control_path);
+  free (p->dest);
+  free (p);
+}
+
+static const berth_proc_ops ssh_proc_ops = {
+  .size = sizeof (berth_proc_ops),
+  .pump = ssh_proc_pump,
+  .write_stdin = ssh_proc_write_stdin,
+  .close_stdin = ssh_proc_close_stdin,
+  .wait = ssh_proc_wait,
+  .free = ssh_proc_free,
+};
+
 /* execute's transport: the ssh client spawned directly (one exec fewer
    than the exec_prefix helper on every command), the words quoted here.  */
 static int
@@ -727,9 +793,22 @@ ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_er
       berth_strv_free (argv);
       return berth_error_errno (reterr, -r, "out of memory");
     }
-  r = berth_proc_spawn ((const char *const *) argv, berth_env_host_environ (env), req->has_stdin, ret, reterr);
+  ssh_proc *p = calloc (1, sizeof *p);
+  if (p == NULL || (p->control_path = strdup (e->control_path)) == NULL || (p->dest = destination (e)) == NULL)
+    {
+      berth_strv_free (argv);
+      ssh_proc_free (p);
+      return berth_error_errno (reterr, ENOMEM, "out of memory");
+    }
+  r = berth_proc_spawn ((const char *const *) argv, berth_env_host_environ (env), req->has_stdin, &p->inner, reterr);
   berth_strv_free (argv);
-  return r;
+  if (r < 0)
+    {
+      ssh_proc_free (p);
+      return r;
+    }
+  *ret = (berth_proc){ .size = sizeof *ret, .fd = p->inner.fd, .stdin_fd = p->inner.stdin_fd, .ops = &ssh_proc_ops, .proc = p };
+  return 0;
 }
 
 static int
