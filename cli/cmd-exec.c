@@ -99,6 +99,21 @@ print_result_json (const berth_result *r)
   printf (",\"duration_ms\":%llu}\n", (unsigned long long) berth_result_duration_ms (r));
 }
 
+/* An execute error with --json: the one-line message also goes to stdout
+   as an object, with what the command printed before it failed (a
+   transport that died mid-command, state that could not be recorded).  */
+static void
+print_error_json (const berth_error *err)
+{
+  size_t len;
+  const char *out = berth_error_output (err, &len);
+  printf ("{\"schema_version\":1,\"error\":{\"code\":%d,\"message\":", berth_error_code (err));
+  json_string (stdout, berth_error_message (err));
+  printf ("},\"output\":");
+  json_string_len (stdout, out, len);
+  printf ("}\n");
+}
+
 static char *
 join_words (int argc, char **argv)
 {
@@ -319,7 +334,11 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
       spec.max_bytes = 1;
     }
   if (berth_env_execute (env, &spec, &res, &err) < 0)
-    exit_code = cli_fail_err (err);
+    {
+      if (eo.json)
+        print_error_json (err);
+      exit_code = cli_fail_err (err);
+    }
   else
     {
       exit_code = berth_result_exit_code (res);
