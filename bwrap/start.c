@@ -95,7 +95,9 @@ connect_jail (const char *state, berth_error **reterr)
     r = berth_error_errno (reterr, errno, "bwrap: socket");
   else if (connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
     {
-      r = berth_error_set (reterr, BERTH_E_BACKEND, "bwrap: the environment's jail is not running (%s); nothing was run",
+      /* ESRCH: nothing of the jail is left (its processes die with its
+         init, the pid namespace's first process).  */
+      r = berth_error_set (reterr, ESRCH, "bwrap: the environment's jail is not running (%s); nothing was run",
                            strerror (errno));
       close (fd);
     }

@@ -285,7 +285,9 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
       else
         why = berth_strdup_printf ("%s: the command's transport ended before the command reported its exit status", env->provider->ops->name);
       berth_error_free (terr);
-      if (ks == NULL || berth_job_run_script (env, ks, KILL_TIMEOUT_S, NULL, &kerr) < 0)
+      if (ks && berth_job_run_script (env, ks, KILL_TIMEOUT_S, NULL, &kerr) < 0 && berth_error_code (kerr) == ESRCH)
+        r = berth_error_set (reterr, BERTH_E_BACKEND, "%s; nothing of the command is left (its environment is gone)", why ? why : "the transport failed");
+      else if (ks == NULL || kerr)
         r = berth_error_set (reterr, BERTH_E_BACKEND, "%s; its processes may still be running there (could not kill them: %s)", why ? why : "the transport failed",
                              kerr ? berth_error_message (kerr) : "out of memory");
       else

@@ -140,7 +140,8 @@ typedef struct berth_provider_ops
        prefix + argv locally.  *ret_flags gets BERTH_PREFIX_*.
      - start (optional): start ARGV inside the environment without a local
        process (an API), filling *ret.  Used instead of exec_prefix for
-       execute when set.  */
+       execute when set.  -ESRCH: the environment no longer exists (no
+       process of it can be running), e.g. a jail whose init is gone.  */
   int (*exec_prefix) (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr);
   int (*start) (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr);
   /* Release the environment per its persistence (idempotent).  REMOVE is
