@@ -119,6 +119,7 @@ void
 berth_output_init (berth_output *o, size_t max, const char *spill_dir)
 {
   *o = (berth_output){ 0 };
+  o->limit = max ? max : 1;
   o->max = max < 16 ? 16 : max;
   o->spill_fd = -1;
   o->spill_dir = spill_dir ? strdup (spill_dir) : NULL;
@@ -250,45 +251,119 @@ berth_output_add (berth_output *o, const char *data, size_t len)
   return r;
 }
 
-char *
-berth_output_finish (berth_output *o, size_t *ret_len)
+/* The ring's content, oldest byte first.  */
+static void
+ring_linear (const berth_output *o, berth_buf *b)
 {
-  berth_buf out = { 0 };
+  size_t start = (o->ring_pos + o->ring_cap - o->ring_len) % o->ring_cap;
+  for (size_t i = 0; i < o->ring_len;)
+    {
+      size_t at = (start + i) % o->ring_cap;
+      size_t run = o->ring_cap - at < o->ring_len - i ? o->ring_cap - at : o->ring_len - i;
+      berth_buf_append (b, o->ring + at, run);
+      i += run;
+    }
+}
+
+static bool
+is_cont (char c)
+{
+  return ((unsigned char) c & 0xc0) == 0x80;
+}
+
+static const char notice_fmt[] = "\n\n... [OUTPUT TRUNCATED - %llu chars omitted out of %llu total] ...\n\n";
+
+/* Render within the cap: LIMIT bytes in all, the truncation notice and
+   NOTE included.  The head takes 40 % of what is left for the text, the
+   tail the rest; both cut on character boundaries.  */
+static char *
+render (berth_output *o, const char *note, size_t *ret_len)
+{
+  berth_buf out = { 0 }, ring = { 0 };
+  size_t nlen = note ? strlen (note) : 0;
+  const char *hsrc = o->head.data ? o->head.data : "", *tsrc;
+  size_t hsrc_len = o->head.len, tsrc_len;
+
+  if (!o->overflow)
+    {
+      size_t skip = hsrc_len == 0 && nlen > 0 && note[0] == '\n'; /* no leading newline on empty output */
+      if (hsrc_len + nlen - skip <= o->limit)
+        {
+          berth_buf_append (&out, hsrc, hsrc_len);
+          if (nlen > skip)
+            berth_buf_append (&out, note + skip, nlen - skip);
+          *ret_len = out.len;
+          return berth_buf_steal (&out);
+        }
+      /* The text fits but not with the note: truncated all the same, and
+         the whole of it goes to the spill file like any overflow.  */
+      o->overflow = true;
+      spill_open (o);
+      spill_write (o, hsrc, hsrc_len);
+      tsrc = hsrc, tsrc_len = hsrc_len;
+    }
+  else
+    {
+      ring_linear (o, &ring);
+      tsrc = ring.data ? ring.data : "", tsrc_len = ring.len;
+    }
+
+  /* The longest the notice can be: the omitted count has at most the
+     digits of the total.  */
+  size_t tmax = (size_t) snprintf (NULL, 0, notice_fmt, (unsigned long long) o->total_chars, (unsigned long long) o->total_chars);
+  size_t budget = o->limit > tmax + nlen ? o->limit - tmax - nlen : 0;
+  size_t hn = budget * 4 / 10;
+  if (hn > hsrc_len)
+    hn = hsrc_len;
+  while (hn > 0 && hn < hsrc_len && is_cont (hsrc[hn]))
+    hn--;
+  size_t tn = budget - hn;
+  if (tn > tsrc_len)
+    tn = tsrc_len;
+  size_t toff = tsrc_len - tn;
+  while (toff < tsrc_len && is_cont (tsrc[toff]))
+    toff++;
+  tn = tsrc_len - toff;
+
+  uint64_t shown = count_chars (hsrc, hn) + count_chars (tsrc + toff, tn);
+  uint64_t omitted = o->total_chars > shown ? o->total_chars - shown : 0;
+  berth_buf_append (&out, hsrc, hn);
+  berth_buf_printf (&out, notice_fmt, (unsigned long long) omitted, (unsigned long long) o->total_chars);
+  berth_buf_append (&out, tsrc + toff, tn);
+  if (nlen)
+    berth_buf_append (&out, note, nlen);
+  /* A cap too small for the notices themselves: they are ASCII, cut.  */
+  if (out.len > o->limit)
+    out.len = o->limit;
+  if (out.data)
+    out.data[out.len] = '\0';
+  berth_buf_free (&ring);
+  o->head_chars = count_chars (hsrc, hn);
+  *ret_len = out.len;
+  return berth_buf_steal (&out);
+}
+
+char *
+berth_output_finish_note (berth_output *o, const char *note, size_t *ret_len)
+{
   if (o->npend > 0)
     {
       o->npend = 0;
       add_valid (o, replacement, 3);
     }
+  char *s = render (o, note, ret_len);
   if (o->spill_fd >= 0)
     {
       close (o->spill_fd);
       o->spill_fd = -1;
     }
-  if (!o->overflow)
-    {
-      *ret_len = o->head.len;
-      return berth_buf_steal (&o->head);
-    }
-  /* The tail starts on a character boundary.  */
-  size_t start = (o->ring_pos + o->ring_cap - o->ring_len) % o->ring_cap, skip = 0;
-  while (skip < o->ring_len && ((unsigned char) o->ring[(start + skip) % o->ring_cap] & 0xc0) == 0x80)
-    skip++;
-  berth_buf tail = { 0 };
-  for (size_t i = skip; i < o->ring_len; i++)
-    {
-      size_t at = (start + i) % o->ring_cap;
-      size_t run = o->ring_cap - at < o->ring_len - i ? o->ring_cap - at : o->ring_len - i;
-      berth_buf_append (&tail, o->ring + at, run);
-      i += run - 1;
-    }
-  uint64_t tail_chars = count_chars (tail.data ? tail.data : "", tail.len);
-  uint64_t omitted = o->total_chars - o->head_chars - tail_chars;
-  berth_buf_append (&out, o->head.data ? o->head.data : "", o->head.len);
-  berth_buf_printf (&out, "\n\n... [OUTPUT TRUNCATED - %llu chars omitted out of %llu total] ...\n\n", (unsigned long long) omitted, (unsigned long long) o->total_chars);
-  berth_buf_append (&out, tail.data ? tail.data : "", tail.len);
-  berth_buf_free (&tail);
-  *ret_len = out.len;
-  return berth_buf_steal (&out);
+  return s;
+}
+
+char *
+berth_output_finish (berth_output *o, size_t *ret_len)
+{
+  return berth_output_finish_note (o, NULL, ret_len);
 }
 
 void

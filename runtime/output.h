@@ -2,7 +2,9 @@
 /* output.h: the bounded output of one command.  Invalid UTF-8 becomes
    U+FFFD (a character split across reads stays whole); beyond MAX bytes
    the first 40 % and the last 60 % are kept and everything goes to a 0600
-   spill file (itself capped).  Memory is O(MAX) whatever comes in.  */
+   spill file (itself capped).  Memory is O(MAX) whatever comes in.  The
+   rendered text is never longer than MAX bytes: the truncation notice and
+   a caller's note (timeout, interrupt) are inside the cap.  */
 #ifndef BERTH_OUTPUT_H
 #define BERTH_OUTPUT_H
 
@@ -12,7 +14,8 @@
 
 typedef struct berth_output
 {
-  size_t max;
+  size_t limit; /* the cap of the rendered text, bytes */
+  size_t max;   /* what is kept: LIMIT, at least 16 */
   berth_buf head; /* everything until overflow, then the first 40 % */
   char *ring;     /* the last 60 % after overflow */
   size_t ring_cap, ring_pos, ring_len;
@@ -32,6 +35,11 @@ BERTH_INTERNAL void berth_output_init (berth_output *o, size_t max, const char *
 BERTH_INTERNAL int berth_output_add (berth_output *o, const char *data, size_t len);
 /* Flush the carried bytes and render: the (possibly truncated) text.  */
 BERTH_INTERNAL char *berth_output_finish (berth_output *o, size_t *ret_len);
+/* The same with NOTE (e.g. "\n[Command timed out after 5s]", its leading
+   newline dropped on empty output) at the end, inside the cap.  When only
+   the note does not fit, the text is truncated (and spilled) to make
+   room.  */
+BERTH_INTERNAL char *berth_output_finish_note (berth_output *o, const char *note, size_t *ret_len);
 BERTH_INTERNAL void berth_output_free (berth_output *o);
 /* Append valid UTF-8 of DATA to B; bytes of an incomplete trailing
    sequence go to PEND (up to 3).  Exposed for tests.  */

@@ -102,15 +102,6 @@ resolve_cwd (berth_env *env, const char *cwd)
   return berth_strdup_printf ("%s/%s", env->cwd, cwd);
 }
 
-static void
-append_note (berth_buf *b, const char *note)
-{
-  if (b->len == 0)
-    berth_buf_puts (b, note + 1); /* no leading newline on empty output */
-  else
-    berth_buf_puts (b, note);
-}
-
 static int
 execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret, berth_error **reterr)
 {
@@ -311,19 +302,13 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
       berth_state_free (&run.state);
       return berth_error_errno (reterr, ENOMEM, "out of memory");
     }
-  size_t len;
-  char *text = berth_output_finish (&run.out, &len);
-  berth_buf b = { .data = text, .len = len, .cap = len + 1 };
+  /* The notes are inside the cap (output.h).  */
+  char note[64] = "";
   if (killed && run.cancelled)
-    append_note (&b, "\n[Command interrupted]");
+    snprintf (note, sizeof note, "\n[Command interrupted]");
   else if (killed)
-    {
-      char note[64];
-      snprintf (note, sizeof note, "\n[Command timed out after %gs]", timeout);
-      append_note (&b, note);
-    }
-  res->output_len = b.len;
-  res->output = berth_buf_steal (&b);
+    snprintf (note, sizeof note, "\n[Command timed out after %gs]", timeout);
+  res->output = berth_output_finish_note (&run.out, note, &res->output_len);
   res->truncated = run.out.overflow;
   res->total_bytes = run.out.total_bytes;
   res->full_output_path = run.out.overflow && run.out.spill_path ? strdup (run.out.spill_path) : NULL;
