@@ -27,6 +27,10 @@ berth_ctx *cli_ctx (const cli_opts *o);
 /* True when ARGV[*I] is "-h"/"--help".  */
 bool cli_is_help (const char *arg);
 
+/* S with control characters shown as \xHH (\t, \n): safe to print on a
+   terminal.  Caller frees.  */
+char *cli_term_escape (const char *s);
+
 /* JSON output.  */
 void json_string (FILE *f, const char *s);
 void json_string_len (FILE *f, const char *s, size_t len);

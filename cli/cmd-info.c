@@ -76,7 +76,11 @@ cmd_backends (const cli_opts *o, int argc, char **argv)
         {
           printf ("%-12s %-12s %s\n", berth_provider_name (p), probe_names[state], berth_provider_description (p));
           if (reason && state != BERTH_PROBE_READY)
-            printf ("%-12s   %s\n", "", reason);
+            {
+              char *safe = cli_term_escape (reason);
+              printf ("%-12s   %s\n", "", safe);
+              free (safe);
+            }
         }
       free (reason);
     }
@@ -108,7 +112,9 @@ doctor_check (void *userdata, const char *name, bool ok, const char *detail, con
     }
   else
     {
-      printf ("  [%s] %s: %s\n", ok ? " ok " : "FAIL", name, detail ? detail : "");
+      char *safe = cli_term_escape (detail);
+      printf ("  [%s] %s: %s\n", ok ? " ok " : "FAIL", name, safe);
+      free (safe);
       if (!ok && fix)
         printf ("         fix: %s\n", fix);
     }
@@ -222,7 +228,11 @@ ls_one (void *userdata, const char *name, const char *backend, const char *cwd, 
       struct tm tm;
       if (last_used > 0 && localtime_r (&t, &tm))
         strftime (when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-      printf ("%-20s %-12s %-17s %s\n", name, backend, when, cwd);
+      char *safe_name = cli_term_escape (name), *safe_backend = cli_term_escape (backend), *safe_cwd = cli_term_escape (cwd);
+      printf ("%-20s %-12s %-17s %s\n", safe_name, safe_backend, when, safe_cwd);
+      free (safe_name);
+      free (safe_backend);
+      free (safe_cwd);
     }
   s->first = false;
 }

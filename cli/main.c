@@ -32,11 +32,16 @@ int
 cli_fail (const char *fmt, ...)
 {
   va_list ap;
-  fputs ("berth: ", stderr);
+  char *msg = NULL, *safe;
   va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    msg = NULL;
   va_end (ap);
-  fputc ('\n', stderr);
+  /* a message may quote a cwd or a remote's words */
+  safe = cli_term_escape (msg ? msg : "out of memory");
+  fprintf (stderr, "berth: %s\n", safe);
+  free (safe);
+  free (msg);
   return EXIT_BERTH;
 }
 
@@ -62,7 +67,9 @@ log_to_stderr (void *userdata, int level, const char *area, const char *msg)
   if (level > cli_log_max)
     return;
   const char *what = level <= BERTH_LOG_ERROR ? "error" : level <= BERTH_LOG_WARNING ? "warning" : level <= BERTH_LOG_INFO ? "info" : "debug";
-  fprintf (stderr, "berth: %s: %s: %s\n", area, what, msg);
+  char *safe = cli_term_escape (msg);
+  fprintf (stderr, "berth: %s: %s: %s\n", area, what, safe);
+  free (safe);
 }
 
 berth_ctx *

@@ -142,4 +142,19 @@ for sub in exec exec-prefix exec-stream backends doctor ls rm gc config plugins 
   run "$BERTH" $sub --help
   check "berth $sub --help exits 0 with a usage" bash -c "[ $rc -eq 0 ] && grep -q Usage '$TEST_TMP/out'"
 done
+# Text from an environment is escaped before it reaches a terminal
+# (issue 10 item 5): a cwd that carries an OSC title sequence.
+esc_dir=$TEST_TMP/$'e\e]2;PWNED\a'
+run "$BERTH" exec -e esc -- "mkdir -p '$esc_dir' && cd '$esc_dir'"
+is "$rc" 0 "a cwd with control characters is accepted"
+run "$BERTH" ls
+is "$(printf '%s' "$stdout" | tr -dc '\033\007' | wc -c)" 0 "ls prints no raw control characters"
+like "$stdout" '*e\\x1b]2;PWNED\\x07*' "ls shows them as \\xHH"
+run "$BERTH" ls --json
+is "$(jq -r '.[] | select(.name == "esc") | .cwd' <<<"$stdout")" "$esc_dir" "ls --json keeps the cwd exact"
+run "$BERTH" exec -C "$TEST_TMP/no"$'\e]2;X\a' -- true
+is "$rc" 125 "a missing -C directory with control characters is berth's error"
+is "$(printf '%s' "$stderr" | tr -dc '\033\007' | wc -c)" 0 "and the error line carries no raw control characters"
+"$BERTH" rm esc >/dev/null 2>&1
+
 done_testing
