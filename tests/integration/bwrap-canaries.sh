@@ -233,7 +233,13 @@ check "restricted: the workspace is readable" E R cat in-ws.txt
 expect_out "restricted: only lo" '^lo$' E R sh -c "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"
 expect_out "unknown profile lists the three" 'restricted, workspace or network' "$JAIL" create --state "$base/st-X" --profile bogus
 [ ! -e "$base/st-X" ] && ok "unknown profile creates nothing" || not_ok "unknown profile creates nothing"
-expect_out "workspace / is refused" 'cannot be /' new_jail Y --workspace /
+expect_out "workspace / is refused" 'is the system directory /,' new_jail Y --workspace /
+for d in /etc /usr/local /var/lib; do
+  expect_out "helper: workspace $d is refused (system directory)" "system directory /" new_jail "Y$RANDOM" --workspace "$d"
+done
+expect_out "helper: a writable bind of /etc is refused" 'in the system directory /etc; bind it read-only' \
+  new_jail Yb --workspace "$ws" --bind-to /etc "$base/etc-rw"
+check "helper: /etc as a restricted (read-only) workspace is allowed" new_jail Yr --workspace /etc --profile restricted
 refuse "a missing bind destination on the host is refused" new_jail Z --workspace "$ws" --bind-to "$base/robind" "$base/no-such-dir"
 [ ! -e "$base/no-such-dir" ] && ok "no ghost bind destination on the host" || not_ok "no ghost bind destination on the host"
 mkdir -p "$ws/sub"
@@ -316,6 +322,117 @@ expect_out "container seccomp: probe names it" 'seccomp filter of the enclosing 
 expect_out "probe (quick)" '^ok$' "$JAIL" probe
 expect_out "probe --full builds and tears down a trial jail" '^ok$' "$JAIL" probe --full
 expect_out "probe --network" '^ok$' "$JAIL" probe --network
+
+# ---- the defaults, through the berth command with no configuration ----
+# BERTH_CLI (set by bwrap-jail.sh) is a copy of berth runnable by this user.
+if [ -n "${BERTH_CLI:-}" ]; then
+  dh=$base/dhome nc=$base/noconf
+  mkdir -p "$dh" "$nc/config" "$nc/state" "$nc/run" "$nc/cache"
+  chmod 700 "$nc/run" "$nc/state"
+  # berth exec -b bwrap from DIR with no configuration (status in $rc).
+  DB ()
+  {
+    local dir=$1
+    shift
+    out=$(cd "$dir" && env HOME="$dh" XDG_CONFIG_HOME="$nc/config" XDG_STATE_HOME="$nc/state" XDG_RUNTIME_DIR="$nc/run" \
+      XDG_CACHE_HOME="$nc/cache" "$BERTH_CLI" exec -b bwrap -- "$@" 2>&1)
+    rc=$?
+  }
+  # Every credential store of the helper's table, planted with a marker
+  # (names with a dot in them as files, the rest as directories), plus the
+  # files the stores really hold; one visible control file.
+  for f in .claude/.credentials.json .codex/auth.json .config/berth/config.yaml .hermes/.env .config/hermes/auth.json \
+    .azure/accessTokens.json .oci/config .terraform.d/credentials.tfrc.json .cargo/credentials.toml .config/op/config; do
+    mkdir -p "$(dirname "$dh/$f")"
+    [ -d "$dh/$f" ] || echo BERTH-PLANTED-SECRET >"$dh/$f"
+  done
+  n_planted=0
+  while read -r rel; do
+    [ -n "$rel" ] || continue
+    case ${rel##*/} in
+      ?*.*) [ -d "$dh/$rel" ] && echo BERTH-PLANTED-SECRET >"$dh/$rel/planted" && continue
+        mkdir -p "$(dirname "$dh/$rel")"; echo BERTH-PLANTED-SECRET >"$dh/$rel" ;;
+      *) mkdir -p "$dh/$rel"; echo BERTH-PLANTED-SECRET >"$dh/$rel/planted" ;;
+    esac
+    n_planted=$((n_planted + 1))
+  done <"${BERTH_HOME_HIDES:-/dev/null}"
+  mkdir -p "$dh/visible" && echo BERTH-PLANTED-SECRET >"$dh/visible/control"
+  echo "# BERTH-PLANTED-SECRET" >"$nc/config/berth-secret.yaml"
+  mkdir -p "$nc/config/berth" && echo "# BERTH-PLANTED-SECRET docker_env" >"$nc/config/berth/config.yaml"
+  [ "$n_planted" -gt 40 ] && ok "defaults: $n_planted credential stores planted from the helper's table" \
+    || not_ok "defaults: the helper's hide table was read ($n_planted entries)"
+
+  DB "$ws" "readlink /proc/self/ns/net"
+  [ "$rc" -eq 0 ] && [ "$out" != "$(readlink /proc/self/ns/net)" ] && ok "defaults: the jail has its own network namespace" \
+    || { not_ok "defaults: the jail has its own network namespace"; diag "$rc: $out"; }
+  DB "$ws" "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"
+  is_lo=$out
+  [ "$is_lo" = lo ] && ok "defaults: only lo" || { not_ok "defaults: only lo"; diag "$out"; }
+  DB "$ws" "$CANARY" connect-tcp "$port"
+  [ "$rc" -eq 1 ] && ok "defaults canary: no TCP connect to a host 127.0.0.1 listener" || { not_ok "defaults canary: no TCP connect to a host 127.0.0.1 listener (status $rc)"; diag "$out"; }
+  DB "$ws" "$CANARY" connect-abstract "berth-test-$$"
+  [ "$rc" -eq 1 ] && ok "defaults canary: no connect to a host abstract socket" || { not_ok "defaults canary: no connect to a host abstract socket (status $rc)"; diag "$out"; }
+  DB "$ws" "grep -rl BERTH-PLANTED-SECRET '$dh' '$nc/config' 2>/dev/null | sort"
+  if [ "$out" = "$dh/visible/control"$'\n'"$nc/config/berth-secret.yaml" ]; then
+    ok "defaults canary: no planted credential store is readable (only the controls are)"
+  else
+    not_ok "defaults canary: no planted credential store is readable (only the controls are)"
+    diag "$out"
+  fi
+  DB "$ws" "cat '$dh/.claude/.credentials.json' '$dh/.codex/auth.json' '$dh/.hermes/.env' 2>&1"
+  [[ $out != *BERTH-PLANTED* ]] && ok "defaults canary: ~/.claude, ~/.codex, ~/.hermes/.env read nothing" || not_ok "defaults canary: ~/.claude, ~/.codex, ~/.hermes/.env read nothing"
+
+  for d in /etc /usr/local /var/lib; do
+    [ -d "$d" ] || continue
+    probe=berth-probe-$$-$RANDOM
+    DB "$d" "touch $d/$probe"
+    if [ "$rc" -eq 125 ] && [[ $out == *"system directory"* ]] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ]; then
+      ok "defaults canary: $d as the workspace is refused (125, one line)"
+    else
+      not_ok "defaults canary: $d as the workspace is refused (125, one line; got $rc)"
+      diag "$out"
+    fi
+    [ ! -e "$d/$probe" ] && ok "defaults canary: nothing was written in $d" || { not_ok "defaults canary: nothing was written in $d"; rm -f "$d/$probe"; }
+  done
+  [ -z "$(ls "$nc/state/berth/envs" 2>/dev/null)" ] && ok "defaults: a refused workspace leaves no environment behind" || not_ok "defaults: a refused workspace leaves no environment behind"
+  DB /var/tmp "pwd"
+  [ "$rc" -eq 0 ] && [ "$out" = /var/tmp ] && ok "defaults: /var/tmp may be the workspace" || { not_ok "defaults: /var/tmp may be the workspace"; diag "$rc: $out"; }
+  printf 'terminal:\n  bwrap_profile: restricted\n' >"$nc/restricted.yaml"
+  out=$(cd /etc && env HOME="$dh" XDG_CONFIG_HOME="$nc/config" XDG_STATE_HOME="$nc/state" XDG_RUNTIME_DIR="$nc/run" \
+    XDG_CACHE_HOME="$nc/cache" "$BERTH_CLI" --config "$nc/restricted.yaml" exec -b bwrap -- "test -r /etc/hostname && touch /etc/$probe" 2>&1)
+  [[ $out == *"Read-only file system"* ]] && [ ! -e "/etc/$probe" ] && ok "defaults: restricted gives a read-only view of /etc" || { not_ok "defaults: restricted gives a read-only view of /etc"; diag "$out"; }
+  printf 'terminal:\n  bwrap_binds: ["/etc:/srv/etc:rw"]\n' >"$nc/rwbind.yaml"
+  out=$(cd "$ws" && env HOME="$dh" XDG_CONFIG_HOME="$nc/config" XDG_STATE_HOME="$nc/state" XDG_RUNTIME_DIR="$nc/run" \
+    XDG_CACHE_HOME="$nc/cache" "$BERTH_CLI" --config "$nc/rwbind.yaml" exec -b bwrap -- true 2>&1)
+  [ $? -eq 125 ] && [[ $out == *"system directory /etc"* ]] && ok "defaults: a writable bwrap_binds entry in /etc is refused" || { not_ok "defaults: a writable bwrap_binds entry in /etc is refused"; diag "$out"; }
+  out=$(env HOME="$dh" XDG_CONFIG_HOME="$nc/config" XDG_STATE_HOME="$nc/state" XDG_RUNTIME_DIR="$nc/run" "$BERTH_CLI" doctor -b bwrap 2>&1)
+  [[ $out == *"terminal.bwrap_profile: workspace: writable workspace, no network"* ]] && ok "defaults: doctor shows the profile in force and what it means" || { not_ok "defaults: doctor shows the profile in force"; diag "$out"; }
+
+  # Runtime directory: with XDG_RUNTIME_DIR unset berth falls back to
+  # /tmp/berth-UID, which must be ours and 0700 (tmux, OpenSSH).
+  rt=/tmp/berth-$(id -u)
+  NR () { (cd "$ws" && env -u XDG_RUNTIME_DIR HOME="$dh" XDG_CONFIG_HOME="$nc/config" XDG_STATE_HOME="$nc/state" "$BERTH_CLI" exec -- "$@" 2>&1); }
+  if [ -n "${BERTH_FOREIGN_RUNTIME_DIR:-}" ]; then
+    # bwrap-jail.sh (root) pre-created it 0777 and root-owned for this user.
+    out=$(NR true)
+    [ $? -eq 125 ] && [[ $out == *"$rt belongs to uid 0"* ]] && ok "runtime dir: a root-owned 0777 $rt is refused" || { not_ok "runtime dir: a root-owned 0777 $rt is refused"; diag "$out"; }
+  elif [ ! -e "$rt" ] || [ -O "$rt" ]; then
+    saved=""
+    [ -e "$rt" ] && { saved=$rt.saved-$$; mv "$rt" "$saved"; }
+    mkdir -m 0777 "$rt" && chmod 0777 "$rt"
+    out=$(NR true)
+    [ $? -eq 125 ] && [[ $out == *"has mode 0777"* ]] && ok "runtime dir: a 0777 $rt is refused" || { not_ok "runtime dir: a 0777 $rt is refused"; diag "$out"; }
+    rmdir "$rt"
+    ln -s "$base" "$rt"
+    out=$(NR true)
+    [ $? -eq 125 ] && [[ $out == *"symbolic link"* ]] && ok "runtime dir: a symlink at $rt is not followed" || { not_ok "runtime dir: a symlink at $rt is not followed"; diag "$out"; }
+    rm -f "$rt"
+    out=$(NR 'echo fine')
+    [ "$out" = fine ] && [ "$(stat -c %a "$rt")" = 700 ] && ok "runtime dir: an absent $rt is created 0700" || { not_ok "runtime dir: an absent $rt is created 0700"; diag "$out"; }
+    rm -rf "$rt"
+    [ -n "$saved" ] && mv "$saved" "$rt"
+  fi
+fi
 
 # No ghost files in HOME, whatever the jails did.
 home_after=$(cd "$home" && find . | sort)
