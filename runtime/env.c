@@ -171,6 +171,20 @@ berth_env_unlock (berth_env *env)
     flock (env->lock_fd, LOCK_UN);
 }
 
+/* The image or task of ENV is not the one recorded in META_PATH.  */
+static bool
+meta_differs (berth_env *env, const char *meta_path)
+{
+  _cleanup_free_ char *meta = NULL, *image = NULL, *task = NULL;
+  if (berth_read_file (meta_path, 1 << 20, &meta, NULL) < 0)
+    return true;
+  image = meta_get (meta, "image");
+  task = meta_get (meta, "task");
+  if ((image == NULL) != (env->image == NULL) || (image && strcmp (image, env->image) != 0))
+    return true;
+  return (task == NULL) != (env->task_id == NULL) || (task && strcmp (task, env->task_id) != 0);
+}
+
 /* Another process may have run commands since we read the state.  */
 static void
 load_state (berth_env *env, char **ret_backend)
@@ -378,7 +392,10 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
       return r;
     }
   env->created = true;
-  if (env->name && (r = berth_env_save (env, reterr)) < 0)
+  /* A known environment is recorded again by each execute; here only
+     what is new (and a state that cannot be written then fails the
+     command that has something to record, with its output).  */
+  if (env->name && (!existed || meta_differs (env, meta_path)) && (r = berth_env_save (env, reterr)) < 0)
     {
       /* Not recorded: nobody could find it again.  A new one goes.  */
       if (!existed)

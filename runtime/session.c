@@ -341,10 +341,13 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   res->duration_ms = (berth_now_usec () - t0) / 1000;
   berth_output_free (&run.out);
   berth_state_free (&run.state);
-  if (env->name && (r = berth_env_save (env, reterr)) < 0)
+  berth_error *serr = NULL;
+  if (env->name && (r = berth_env_save (env, &serr)) < 0)
     {
       /* The command ran, but its cwd and exports are not kept: an error,
          with its output.  */
+      r = berth_error_set (reterr, r, "%s (the command ran; its cwd and exported variables are not kept)", berth_error_message (serr));
+      berth_error_free (serr);
       if (reterr)
         {
           berth_error_take_output (*reterr, res->output, res->output_len);
