@@ -61,6 +61,9 @@ fi
 [ -f "$BERTH_BUILDDIR/bwrap/.libs/bwrap.so" ] && cp "$BERTH_BUILDDIR/bwrap/.libs/bwrap.so" "$cli/mod/"
 cp "$JAIL" "$cli/"
 sed -n '/jail_home_hides\[\] = {/,/};/p' "$BERTH_SRCDIR/bwrap/jail-mount.c" | grep -o '"[^"]*"' | tr -d '"' >"$bin/home-hides.txt"
+# berth-config(5) documents the whole table.
+missing=$(while read -r e; do grep -qF -- "$e" "$BERTH_SRCDIR/man/berth-config.5" || echo "$e"; done <"$bin/home-hides.txt")
+[ -z "$missing" ] && ok "berth-config(5) lists every hidden credential store" || { not_ok "berth-config(5) lists every hidden credential store"; diag "missing: $missing"; }
 chmod -R a+rX "$bin"
 rt_nobody=/tmp/berth-65534 rt_saved=""
 restore ()
