@@ -10,9 +10,14 @@ SRC=$PWD
 export CI=${CI:-} BERTH_TEST_MUST_WORK=${BERTH_TEST_MUST_WORK:-1}
 
 if [ "$(id -u)" != 0 ]; then
-  echo "test.sh: run as root (it starts dockerd and sshd): sudo $0" >&2
+  # A fresh Debian 12 has no sudo: suggest it only where it exists.
+  if command -v sudo >/dev/null 2>&1; then how="sudo $0"; else how="log in as root, or su -c $0"; fi
+  echo "test.sh: run as root (it starts dockerd and sshd): $how" >&2
   exit 1
 fi
+# The containers this run creates are those created from now on (from a
+# test image); only they are removed at the end (setup/docker-cleanup.sh).
+export BERTH_TEST_SINCE=${BERTH_TEST_SINCE:-$(date +%s%N)}
 stop_daemons ()
 {
   bash "$SRC/tests/integration/setup/sshd-stop.sh" >/dev/null 2>&1 || true

@@ -1,16 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Undo tests/integration/setup/docker.sh: remove berth containers, stop the
-# registry and the dockerd it started (a daemon it did not start is left).
+# Undo tests/integration/setup/docker.sh: remove the containers of this
+# test run (setup/docker-cleanup.sh: labelled berth=1, created since
+# $BERTH_TEST_SINCE from a test image; never a user's environments), stop
+# the registry and the dockerd it started (a daemon it did not start is left).
 set -uo pipefail
 
 state=${BERTH_TEST_STATE:-/var/lib/berth-test}
 say() { printf 'setup/docker-stop: %s\n' "$*"; }
 
-if docker version >/dev/null 2>&1; then
-  ids=$(docker ps -aq --filter label=berth=1)
-  [ -n "$ids" ] && docker rm -f $ids >/dev/null && say "removed berth containers"
-fi
+bash "$(dirname "${BASH_SOURCE[0]}")/docker-cleanup.sh"
 stop_pid() {
   local f=$1 what=$2 pid
   [ -f "$f" ] || return 0
