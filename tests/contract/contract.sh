@@ -12,6 +12,12 @@ read -r -a EXTRA <<<"${BERTH_TEST_ARGS:-}"
 berth_test_home
 command -v jq >/dev/null || skip_all "jq is not installed"
 TAG=c$$
+# Run from a project directory of our own, outside the jail's private /tmp:
+# the clone may live anywhere, and a jail refuses a system directory as
+# its writable workspace.
+PROJ=$(mktemp -d /var/tmp/berth-contract.XXXXXX) || exit 1
+trap 'berth_test_cleanup; rm -rf "$PROJ"' EXIT
+cd "$PROJ" || exit 1
 
 bx () { "$BERTH" exec -b "$BACKEND" "${EXTRA[@]}" "$@"; }
 # bj [exec options] -- COMMAND: the JSON result
