@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # test.sh: the whole test suite.  Starts what the integration tests talk
 # to (dockerd with an offline image and a local registry, sshd on
 # 127.0.0.1, the Apptainer test double's rootfs), runs `make check` in
