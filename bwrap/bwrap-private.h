@@ -8,6 +8,7 @@
 typedef struct bwrap_data
 {
   char *state;
+  int64_t cpu_seconds; /* terminal.bwrap_cpu_seconds in force, 0: none */
 } bwrap_data;
 
 /* The start transport (start.c).  */

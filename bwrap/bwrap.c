@@ -368,9 +368,15 @@ bwrap_create (berth_env *env, berth_error **reterr)
   /* Everything is validated before anything is created.  */
   if (!valid_profile (profile))
     return berth_error_set (reterr, BERTH_E_CONFIG, "terminal.bwrap_profile: unknown profile '%s' (expected " PROFILES ")", profile);
-  if ((r = read_limit (cfg, "terminal.bwrap_memory_mb", 256, &mem, reterr)) < 0
-      || (r = read_limit (cfg, "terminal.bwrap_cpu_seconds", 30, &cpu, reterr)) < 0
-      || (r = read_limit (cfg, "terminal.bwrap_max_procs", 256, &procs, reterr)) < 0)
+  /* No address-space or CPU-time limit by default: RLIMIT_AS breaks
+     programs that reserve address space (ASan, JVMs, Go) long before
+     memory runs out, and a CPU-seconds limit kills long builds and dev
+     servers that the timeout already bounds in wall-clock time.  The
+     process limit stays as a fork-bomb guard (the kernel counts it per
+     user, across the host), large enough for make -j.  */
+  if ((r = read_limit (cfg, "terminal.bwrap_memory_mb", 0, &mem, reterr)) < 0
+      || (r = read_limit (cfg, "terminal.bwrap_cpu_seconds", 0, &cpu, reterr)) < 0
+      || (r = read_limit (cfg, "terminal.bwrap_max_procs", 4096, &procs, reterr)) < 0)
     return r;
   if (state == NULL)
     return berth_error_set (reterr, BERTH_E_ENV, "bwrap: the environment has no state directory");
@@ -466,6 +472,8 @@ bwrap_create (berth_env *env, berth_error **reterr)
 
 attach:
   d = calloc (1, sizeof *d);
+  if (d != NULL)
+    d->cpu_seconds = cpu;
   if (d == NULL || (d->state = strdup (state)) == NULL)
     {
       free (d);

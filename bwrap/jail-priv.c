@@ -183,15 +183,19 @@ jail_load_seccomp (void)
   free (prog.filter);
 }
 
+/* Soft limit VALUE, hard limit VALUE + GRACE (never above what the
+   caller already had).  */
 static void
-limit (int resource, const char *name, uint64_t value)
+limit (int resource, const char *name, uint64_t value, uint64_t grace)
 {
   struct rlimit rl;
   if (getrlimit (resource, &rl) < 0)
     die_errno (errno, "getrlimit %s", name);
   if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < value)
-    value = rl.rlim_max; /* never above what the caller already had */
-  rl.rlim_cur = rl.rlim_max = value;
+    value = rl.rlim_max;
+  rl.rlim_cur = value;
+  if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > value + grace)
+    rl.rlim_max = value + grace;
   if (setrlimit (resource, &rl) < 0)
     die_errno (errno, "setrlimit %s", name);
 }
@@ -200,11 +204,13 @@ void
 jail_set_rlimits (int64_t memory_mb, int64_t cpu_seconds, int64_t max_procs)
 {
   if (memory_mb > 0)
-    limit (RLIMIT_AS, "RLIMIT_AS", (uint64_t) memory_mb * 1024 * 1024);
+    limit (RLIMIT_AS, "RLIMIT_AS", (uint64_t) memory_mb * 1024 * 1024, 0);
+  /* SIGXCPU at the limit, SIGKILL a little later: the shell then says
+     "CPU time limit exceeded" (status 152) instead of a silent 137.  */
   if (cpu_seconds > 0)
-    limit (RLIMIT_CPU, "RLIMIT_CPU", (uint64_t) cpu_seconds);
+    limit (RLIMIT_CPU, "RLIMIT_CPU", (uint64_t) cpu_seconds, 5);
   /* Counted per user in the jail's user namespace (Linux >= 5.14); +2 for
      the jail's init and the command's own shell.  */
   if (max_procs > 0)
-    limit (RLIMIT_NPROC, "RLIMIT_NPROC", (uint64_t) max_procs + 2);
+    limit (RLIMIT_NPROC, "RLIMIT_NPROC", (uint64_t) max_procs + 2, 0);
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@
 typedef struct bwrap_conn
 {
   int fd;
+  berth_env *env;
+  int64_t cpu_seconds;
   char tail[1024];
   size_t tail_len;
 } bwrap_conn;
@@ -66,6 +69,11 @@ conn_wait (void *data, int *ret_status, berth_error **reterr)
       return berth_error_set (reterr, BERTH_E_BACKEND, "bwrap: %.*s", (int) n, c->tail);
     }
   *ret_status = atoi (nul + 8);
+  /* Only RLIMIT_CPU sends SIGXCPU: name the limit and its key.  */
+  if (*ret_status == 128 + SIGXCPU && c->cpu_seconds > 0)
+    berth_logf (c->env, BERTH_LOG_WARNING,
+                "the command was stopped by the jail's CPU time limit (%lld s, terminal.bwrap_cpu_seconds; 0 disables it)",
+                (long long) c->cpu_seconds);
   return 0;
 }
 
@@ -170,6 +178,8 @@ bwrap_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_
       return berth_error_errno (reterr, ENOMEM, "out of memory");
     }
   c->fd = -1;
+  c->env = env;
+  c->cpu_seconds = d->cpu_seconds;
   /* stdin is a socket: the runtime writes it with MSG_NOSIGNAL.  */
   if (pipe2 (po, O_CLOEXEC) < 0 || pipe2 (pe, O_CLOEXEC) < 0
       || (req->has_stdin ? socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pi) : ((pi[0] = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ? -1 : 0)) < 0)

@@ -100,6 +100,15 @@ r=$("$BERTH" --config "$XDG_CONFIG_HOME/m.yaml" exec -b bwrap -- true 2>&1)
 is "$?" 125 "a negative limit is refused"
 printf 'terminal:\n  bwrap_memory_mb: 300\n  bwrap_cpu_seconds: 9\n  bwrap_max_procs: 50\n' >"$XDG_CONFIG_HOME/l.yaml"
 is "$("$BERTH" --config "$XDG_CONFIG_HOME/l.yaml" exec -b bwrap -- 'echo $(ulimit -v) $(ulimit -t) $(ulimit -u)')" "307200 9 52" "rlimits from bwrap_memory_mb, bwrap_cpu_seconds, bwrap_max_procs"
+# Defaults (no configuration): no address-space or CPU-time limit, 4096
+# processes (issue 11 item 13: builds died at 256 MB / 30 CPU-seconds).
+is "$("$BERTH" exec -b bwrap -- 'echo $(ulimit -v) $(ulimit -t) $(ulimit -u)')" "unlimited unlimited 4098" "default rlimits: no AS or CPU limit, 4096 processes"
+# A CPU limit that fires is named, not a silent 137.
+printf 'terminal:\n  bwrap_cpu_seconds: 1\n' >"$XDG_CONFIG_HOME/cpu.yaml"
+"$BERTH" --config "$XDG_CONFIG_HOME/cpu.yaml" exec -b bwrap -- 'bash -c "while :; do :; done"' >"$TEST_TMP/cpu.out" 2>"$TEST_TMP/cpu.err"
+is "$?" 152 "a process over bwrap_cpu_seconds ends with SIGXCPU (152), not SIGKILL"
+like "$(cat "$TEST_TMP/cpu.out")" "*CPU time limit exceeded*" "the output says the CPU time limit was exceeded"
+like "$(cat "$TEST_TMP/cpu.err")" "*terminal.bwrap_cpu_seconds*" "and berth names the key that set it"
 
 # --- a named environment keeps its jail ---
 N=keep$$
