@@ -723,6 +723,7 @@ typedef struct schema_key
   const char *expect;
   double min; /* SCHEMA_NUMBER: value > min (MIN_OPEN) or >= min */
   bool min_open;
+  double max; /* SCHEMA_NUMBER: value <= max, unless 0 */
   int64_t imin, imax; /* SCHEMA_INT: inclusive range */
 } schema_key;
 
@@ -737,7 +738,7 @@ static const schema_key config_schema[] = {
   { "plugins", SCHEMA_SECTION, "a mapping" },
   { "terminal.backend", SCHEMA_NAME, "a backend name ([a-z0-9_]+)" },
   SCHEMA_STR ("terminal.cwd"),
-  { "terminal.timeout", SCHEMA_NUMBER, "a positive number", .min = 0, .min_open = true },
+  { "terminal.timeout", SCHEMA_NUMBER, "a number of seconds from 0 (no timeout) to 2147483648", .min = 0, .max = BERTH_TIMEOUT_MAX },
   SCHEMA_COUNT ("terminal.lifetime_seconds"),
   SCHEMA_LIST ("terminal.env_passthrough"),
   SCHEMA_STR ("terminal.docker_image"),
@@ -864,7 +865,7 @@ schema_check (const schema_key *k, berth_config *n, berth_error **reterr)
     case SCHEMA_NAME:
       return n->kind == BERTH_CONFIG_SCALAR && is_name (n->scalar) ? 0 : schema_fail (reterr, n, k->path, k->expect);
     case SCHEMA_NUMBER:
-      if (n->kind == BERTH_CONFIG_SCALAR && parse_double (n->scalar, &d) && (k->min_open ? d > k->min : d >= k->min))
+      if (n->kind == BERTH_CONFIG_SCALAR && parse_double (n->scalar, &d) && (k->min_open ? d > k->min : d >= k->min) && (k->max == 0 || d <= k->max))
         return 0;
       return schema_fail (reterr, n, k->path, k->expect);
     case SCHEMA_INT:

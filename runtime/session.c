@@ -107,7 +107,8 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
 {
   const berth_config *cfg = env->ctx->config;
   uint64_t t0 = berth_now_usec ();
-  double timeout = spec->timeout > 0 ? spec->timeout : berth_config_double (cfg, "terminal.timeout", 180);
+  /* 0 in the spec: the configured value; 0 there, or BERTH_TIMEOUT_NONE: none.  */
+  double timeout = spec->timeout != 0 ? spec->timeout : berth_config_double (cfg, "terminal.timeout", 180);
   size_t max = BERTH_HAS_FIELD (spec, berth_exec_spec, max_bytes) && spec->max_bytes ? spec->max_bytes : (size_t) berth_config_int (cfg, "tool_output.max_bytes", 50000);
   int cancel_fd = BERTH_HAS_FIELD (spec, berth_exec_spec, cancel_fd) && spec->cancel_fd > 0 ? spec->cancel_fd : -1;
   _cleanup_strv_free_ char **prefix = NULL;
@@ -128,8 +129,10 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
     return berth_error_set (reterr, EINVAL, "no command given");
   if (env->cleaned)
     return berth_error_set (reterr, ESTALE, "environment %s was cleaned up", env->id);
-  if (timeout <= 0)
-    return berth_error_set (reterr, EINVAL, "timeout must be a positive number of seconds (got %g)", timeout);
+  if (timeout == BERTH_TIMEOUT_NONE)
+    timeout = 0;
+  if (!(timeout >= 0 && timeout <= BERTH_TIMEOUT_MAX)) /* NaN too */
+    return berth_error_set (reterr, EINVAL, "timeout must be a number of seconds from 0 (no timeout) to %.0f (got %g)", BERTH_TIMEOUT_MAX, timeout);
   if ((r = berth_random_hex (job_token, 16)) < 0)
     return berth_error_errno (reterr, -r, "no randomness");
 
@@ -172,7 +175,7 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
       script_fd = -1;
     }
   berth_output_init (&run.out, max, env->spill_dir);
-  deadline = t0 + (uint64_t) (timeout * 1e6);
+  deadline = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : UINT64_MAX;
 
   for (;;)
     {
@@ -201,9 +204,8 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
           break;
         }
       uint64_t until = drain_end ? drain_end : deadline;
-      int wait_ms = berth_job_stdin_open (&job) && in_off < in.len ? 5 : (int) ((until - now) / 1000) + 1;
-      if (wait_ms > 1000)
-        wait_ms = 1000;
+      uint64_t left_ms = (until - now) / 1000 + 1;
+      int wait_ms = berth_job_stdin_open (&job) && in_off < in.len ? 5 : left_ms > 1000 ? 1000 : (int) left_ms;
       r = berth_job_pump (&job, wait_ms, cancel_fd, &cancel, exec_sink, &run);
       if (cancel)
         {

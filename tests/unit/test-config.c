@@ -225,7 +225,7 @@ test_layering (void **state)
   char *bad = fixture ("wrong-type.yaml");
   err = NULL;
   assert_int_equal (berth_config_merge_file (cfg, bad, false, &err), -BERTH_E_CONFIG);
-  char *expected = berth_strdup_printf ("%s:3:12: terminal.timeout: expected a positive number, got 'abc'", bad);
+  char *expected = berth_strdup_printf ("%s:3:12: terminal.timeout: expected a number of seconds from 0 (no timeout) to 2147483648, got 'abc'", bad);
   assert_string_equal (berth_error_message (err), expected);
   free (expected);
   berth_error_free (err);
@@ -246,9 +246,11 @@ test_wrong_types (void **state)
     { "terminal:\n  backend: Docker\n", "t.yaml:2:12: terminal.backend: expected a backend name ([a-z0-9_]+), got 'Docker'" },
     { "terminal:\n  backend: [a]\n", "t.yaml:2:12: terminal.backend: expected a backend name ([a-z0-9_]+), got a list" },
     { "terminal:\n  cwd: [a]\n", "t.yaml:2:8: terminal.cwd: expected a string, got a list" },
-    { "terminal:\n  timeout: abc\n", "t.yaml:2:12: terminal.timeout: expected a positive number, got 'abc'" },
-    { "terminal:\n  timeout: 0\n", "t.yaml:2:12: terminal.timeout: expected a positive number, got '0'" },
-    { "terminal:\n  timeout: .nan\n", "t.yaml:2:12: terminal.timeout: expected a positive number, got '.nan'" },
+    { "terminal:\n  timeout: abc\n", "t.yaml:2:12: terminal.timeout: expected a number of seconds from 0 (no timeout) to 2147483648, got 'abc'" },
+    { "terminal:\n  timeout: -1\n", "t.yaml:2:12: terminal.timeout: expected a number of seconds from 0 (no timeout) to 2147483648, got '-1'" },
+    { "terminal:\n  timeout: 1e20\n", "t.yaml:2:12: terminal.timeout: expected a number of seconds from 0 (no timeout) to 2147483648, got '1e20'" },
+    { "terminal:\n  timeout: 2147483649\n", "t.yaml:2:12: terminal.timeout: expected a number of seconds from 0 (no timeout) to 2147483648, got '2147483649'" },
+    { "terminal:\n  timeout: .nan\n", "t.yaml:2:12: terminal.timeout: expected a number of seconds from 0 (no timeout) to 2147483648, got '.nan'" },
     { "terminal:\n  lifetime_seconds: -5\n", "t.yaml:2:21: terminal.lifetime_seconds: expected an integer >= 0, got '-5'" },
     { "terminal:\n  env_passthrough: FOO\n", "t.yaml:2:20: terminal.env_passthrough: expected a list of strings, got 'FOO'" },
     { "terminal:\n  env_passthrough: [a, [b]]\n", "t.yaml:2:24: terminal.env_passthrough[1]: expected a string, got a list" },
@@ -501,7 +503,7 @@ test_aliases (void **state)
   free (path);
 
   /* An alias is checked like the value it stands for.  */
-  expect_error ("x: &t abc\nterminal:\n  timeout: *t\n", "t.yaml:1:4: terminal.timeout: expected a positive number, got 'abc'");
+  expect_error ("x: &t abc\nterminal:\n  timeout: *t\n", "t.yaml:1:4: terminal.timeout: expected a number of seconds from 0 (no timeout) to 2147483648, got 'abc'");
   expect_error ("a: *nope\n", "t.yaml:1:4: unknown alias '*nope' (an anchor must be complete before it is used)");
   expect_error ("a: &x [*x]\n", "t.yaml:1:8: unknown alias '*x' (an anchor must be complete before it is used)");
   expect_error ("&k a: b\n", "t.yaml:1:1: anchors on mapping keys are not supported");
@@ -769,7 +771,7 @@ test_set_rejects (void **state)
 
   /* A wrong type: the file is untouched, the message has a position.  */
   assert_int_equal (berth_config_set_in_file (file, "terminal.timeout", "abc", &err), -BERTH_E_CONFIG);
-  char *expected = berth_strdup_printf ("%s:15:12: terminal.timeout: expected a positive number, got 'abc'", file);
+  char *expected = berth_strdup_printf ("%s:15:12: terminal.timeout: expected a number of seconds from 0 (no timeout) to 2147483648, got 'abc'", file);
   assert_string_equal (berth_error_message (err), expected);
   free (expected);
   berth_error_free (err);

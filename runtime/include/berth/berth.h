@@ -174,7 +174,8 @@ typedef struct berth_exec_spec
   size_t size;
   const char *command;    /* one shell string, run by bash -c */
   const char *cwd;        /* NULL: the environment's current cwd */
-  double timeout;         /* seconds; 0: terminal.timeout (default 180) */
+  double timeout;         /* seconds, at most BERTH_TIMEOUT_MAX; 0: terminal.timeout
+                             (default 180, 0 there: none); BERTH_TIMEOUT_NONE: none */
   const void *stdin_data; /* with has_stdin: fed then closed; else /dev/null */
   size_t stdin_len;
   bool has_stdin;
@@ -184,6 +185,8 @@ typedef struct berth_exec_spec
   size_t max_bytes; /* 0: tool_output.max_bytes (default 50000) */
 } berth_exec_spec;
 #define BERTH_EXEC_SPEC_INIT { .size = sizeof (berth_exec_spec), .cancel_fd = -1 }
+#define BERTH_TIMEOUT_NONE (-1.0)
+#define BERTH_TIMEOUT_MAX 2147483648.0 /* 2^31 s; larger values are refused */
 
 BERTH_EXPORT int berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **ret, berth_error **reterr);
 
