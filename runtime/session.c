@@ -144,6 +144,7 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   berth_script_spec ss = {
     .command = spec->command,
     .cwd = cwd,
+    .cwd_strict = spec->cwd && *spec->cwd,
     .snapshot = env->snapshot,
     .job = job_token,
     .exports = (flags & BERTH_PREFIX_PASSES_ENV) ? NULL : (const char *const *) env->passthrough,
@@ -259,6 +260,18 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
       if (lost)
         return berth_error_errno (reterr, lost, "%s: lost the command's output", env->provider->ops->name);
       return berth_error_set (reterr, BERTH_E_BACKEND, "%s: could not run the command (exit %d)%s%s", env->provider->ops->name, status, line && *line ? ": " : "", line ? line : "");
+    }
+
+  /* The cwd asked for cannot be entered: the command did not run.  */
+  if (!killed && run.state.cwd_error)
+    {
+      const char *why = run.state.cwd_error;
+      int code = strcmp (why, "no such directory") == 0 ? ENOENT : strcmp (why, "not a directory") == 0 ? ENOTDIR : strcmp (why, "permission denied") == 0 ? EACCES : EINVAL;
+      r = berth_error_set (reterr, code, "cannot use working directory %s: %s", cwd, why);
+      berth_error_free (terr);
+      berth_output_free (&run.out);
+      berth_state_free (&run.state);
+      return r;
     }
 
   /* No exit record, and the transport cannot vouch for a status of its

@@ -36,9 +36,29 @@ static const char exit_fn[] =
   "  exit \"$__berth_ec\"\n"
   "}\n";
 
-/* cd with a fallback to the nearest existing ancestor, and a note.  */
-static const char cd_fn[] =
-  "if ! builtin cd -- \"$__berth_cwd\" 2>/dev/null; then\n"
+/* Why $__berth_cwd cannot be entered, from the deepest part of it that
+   exists (locale-independent, no fork).  */
+static const char cwd_why[] =
+  "  __berth_d=$__berth_cwd\n"
+  "  while [ -n \"$__berth_d\" ] && ! [ -e \"$__berth_d\" ]; do\n"
+  "    case $__berth_d in */*) __berth_d=${__berth_d%/*} ;; *) __berth_d= ;; esac\n"
+  "  done\n"
+  "  if [ -n \"$__berth_d\" ] && ! [ -d \"$__berth_d\" ]; then __berth_why='not a directory'\n"
+  "  elif [ -n \"$__berth_d\" ] && ! [ -x \"$__berth_d\" ]; then __berth_why='permission denied'\n"
+  "  elif [ \"$__berth_d\" = \"$__berth_cwd\" ]; then __berth_why='cannot be entered'\n"
+  "  else __berth_why='no such directory'; fi\n";
+
+/* A cwd asked for with this command must be usable: the failure goes to
+   the state channel, the command does not run.  */
+static const char cd_strict[] =
+  "  printf '\\0BERTH:cwderr:%s\\0' \"$__berth_why\" >&9\n"
+  "  trap - EXIT\n"
+  "  exit 125\n"
+  "fi\n";
+
+/* The environment's own cwd falls back to the nearest ancestor that can
+   be entered, with a note.  */
+static const char cd_fallback[] =
   "  __berth_d=$__berth_cwd\n"
   "  while :; do\n"
   "    case $__berth_d in */*) __berth_d=${__berth_d%/*} ;; *) __berth_d= ;; esac\n"
@@ -46,7 +66,11 @@ static const char cd_fn[] =
   "    builtin cd -- \"$__berth_d\" 2>/dev/null && break\n"
   "    if [ \"$__berth_d\" = / ]; then builtin cd -- \"${HOME:-/}\" 2>/dev/null || builtin cd /; break; fi\n"
   "  done\n"
-  "  printf 'berth: working directory %s no longer exists; running in %s\\n' \"$__berth_cwd\" \"$PWD\"\n"
+  "  if [ \"$__berth_why\" = 'no such directory' ]; then\n"
+  "    printf 'berth: working directory %s no longer exists; running in %s\\n' \"$__berth_cwd\" \"$PWD\"\n"
+  "  else\n"
+  "    printf 'berth: working directory %s: %s; running in %s\\n' \"$__berth_cwd\" \"$__berth_why\" \"$PWD\"\n"
+  "  fi\n"
   "fi\n";
 
 char *
@@ -85,9 +109,11 @@ berth_script_build (const berth_script_spec *spec)
   if (qcwd)
     {
       berth_buf_printf (&b, "__berth_cwd=%s\n", qcwd);
-      berth_buf_puts (&b, cd_fn);
+      berth_buf_puts (&b, "if ! builtin cd -- \"$__berth_cwd\" 2>/dev/null; then\n");
+      berth_buf_puts (&b, cwd_why);
+      berth_buf_puts (&b, spec->cwd_strict ? cd_strict : cd_fallback);
     }
-  berth_buf_printf (&b, "unset __berth_s __berth_cwd __berth_d\neval %s 9>&-\n", qcmd);
+  berth_buf_printf (&b, "unset __berth_s __berth_cwd __berth_d __berth_why\neval %s 9>&-\n", qcmd);
   return berth_buf_steal (&b);
 }
 
@@ -145,6 +171,11 @@ state_field (berth_state *st, const char *f, size_t len, bool framed)
       _cleanup_free_ char *v = strndup (f + 3, len - 3);
       st->ec = v ? (int) strtol (v, NULL, 10) : 255;
       st->have_ec = true;
+    }
+  else if (len >= 7 && memcmp (f, "cwderr:", 7) == 0)
+    {
+      free (st->cwd_error);
+      st->cwd_error = len > 7 ? strndup (f + 7, len - 7) : strdup ("cannot be entered");
     }
   else if (len >= 4 && memcmp (f, "cwd:", 4) == 0)
     {
@@ -213,6 +244,7 @@ berth_state_free (berth_state *st)
   berth_buf_free (&st->raw);
   berth_buf_free (&st->diag);
   free (st->cwd);
+  free (st->cwd_error);
   free (st->env);
   free (st->fn);
   *st = (berth_state){ 0 };

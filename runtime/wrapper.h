@@ -7,7 +7,9 @@
  * stderr into stdout, restores the snapshot of exported state, cds, runs
  * the command with fd 9 closed, and at exit writes NUL-framed records to
  * fd 9: "BERTH:cwd:<path>", "BERTH:env:<export -p>", "BERTH:fn:<functions
- * and aliases>", "BERTH:ec:<n>" (and at start "BERTH:pid:<n>").  Nothing the command prints can forge a record:
+ * and aliases>", "BERTH:ec:<n>" (and at start "BERTH:pid:<n>"; instead of
+ * running the command, "BERTH:cwderr:<why>" when the cwd asked for cannot
+ * be entered).  Nothing the command prints can forge a record:
  * the command never sees fd 9.  */
 #ifndef BERTH_WRAPPER_H
 #define BERTH_WRAPPER_H
@@ -23,6 +25,9 @@ typedef struct berth_script_spec
 {
   const char *command;
   const char *cwd;                   /* "~", "~/x", absolute, or NULL */
+  bool cwd_strict;                   /* CWD was asked for: if it cannot be entered,
+                                        report "BERTH:cwderr:<why>" and exit 125;
+                                        else fall back to an ancestor with a note */
   const char *snapshot;              /* text from the last command, or NULL */
   const char *job;                   /* BERTH_JOB token */
   const char *const *exports;        /* "K=V" exported before the command (passthrough), or NULL */
@@ -47,6 +52,7 @@ typedef struct berth_state
   long pid;
   int ec;
   char *cwd;
+  char *cwd_error; /* why the asked-for cwd cannot be entered ("no such directory", ...) */
   char *env; /* export -p, unfiltered */
   size_t env_len;
   char *fn; /* declare -f; alias -p */

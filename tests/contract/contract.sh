@@ -73,6 +73,38 @@ is "$(field "$r" exit_code)" 0 "a vanished cwd does not wedge the environment"
 like "$(out "$r")" "*no longer exists*/tmp/berth-$TAG*" "it falls back to the nearest ancestor with a note"
 bj -e "$N" -- "rm -rf /tmp/berth-$TAG" >/dev/null
 
+# A cwd asked for with -C must be usable: the same error on every backend
+# (issue 11.7: docker and ssh ran the command in / and exited 0).
+# cwd_fails DESC PATTERN [exec options]: exit 125, one line, nothing ran
+cwd_fails ()
+{
+  local desc=$1 pattern=$2; shift 2
+  bx "$@" -- 'echo ran-anyway' >"$TEST_TMP/cwd.out" 2>"$TEST_TMP/cwd.err"
+  local rc=$? err
+  err=$(cat "$TEST_TMP/cwd.err")
+  is "$rc" 125 "$desc exits 125"
+  like "$err" "berth: $pattern" "… with one clear line"
+  check "… in one line" test "$(wc -l <"$TEST_TMP/cwd.err")" -eq 1
+  check "… and the command did not run" bash -c "! grep -q ran-anyway '$TEST_TMP/cwd.out'"
+}
+cwd_fails "-C of a directory that does not exist" "*/nonexistent-berth-$TAG/d*[Nn]o such*" -C "/nonexistent-berth-$TAG/d"
+bj -e "$N" -- "mkdir -p /tmp/berth-cw-$TAG/d && : >/tmp/berth-cw-$TAG/file && chmod 000 /tmp/berth-cw-$TAG/d" >/dev/null
+cwd_fails "-C of a file" "*/tmp/berth-cw-$TAG/file*not a directory*" -e "$N" -C "/tmp/berth-cw-$TAG/file"
+r=$(bj -e "$N" -C /nonexistent-berth-$TAG -- true 2>/dev/null)
+is "$(jq -r .error.code <<<"$r" 2>/dev/null | grep -c .)" 1 "--json: a bad -C is an error object, not a result"
+uid=$(out "$(bj -e "$N" -- 'id -u')")
+if [ "$uid" != 0 ]; then
+  cwd_fails "-C of a directory without permission" "*/tmp/berth-cw-$TAG/d*permission denied*" -e "$N" -C "/tmp/berth-cw-$TAG/d"
+  bj -e "$N" -- "chmod 755 /tmp/berth-cw-$TAG/d && mkdir /tmp/berth-cw-$TAG/d/e && cd /tmp/berth-cw-$TAG/d/e" >/dev/null
+  bj -e "$N" -- "chmod 000 /tmp/berth-cw-$TAG/d" >/dev/null
+  r=$(bj -e "$N" -- 'pwd')
+  like "$(out "$r")" "*/tmp/berth-cw-$TAG/d/e: permission denied; running in /tmp/berth-cw-$TAG*" "an unreadable cwd says permission denied, not 'no longer exists'"
+else
+  ok "-C of a directory without permission # SKIP the environment runs as root"
+  ok "an unreadable cwd says permission denied # SKIP the environment runs as root"
+fi
+bj -e "$N" -C / -- "chmod -R 755 /tmp/berth-cw-$TAG; rm -rf /tmp/berth-cw-$TAG" >/dev/null
+
 # --- exported state (15, 16) ---
 E=st$TAG
 bj -e "$E" -- 'export KEEP=works; UNEXP=gone; f_berth() { echo "fn $1"; }; alias al_berth="echo aliased"; set -e; set -u' >/dev/null
