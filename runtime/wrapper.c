@@ -32,9 +32,20 @@ static const char exit_fn[] =
   "    printf '\\0BERTH:env:'; export -p\n"
   "    printf '\\0BERTH:fn:'; declare -f; alias -p\n"
   "    printf '\\0BERTH:ec:%d\\0' \"$__berth_ec\"\n"
-  "  } >&9 2>/dev/null\n"
+  "  } 2>/dev/null >&9\n"
   "  exit \"$__berth_ec\"\n"
   "}\n";
+
+/* Signals that kill bash by default, trapped so that the wrapper dies of
+   them as `exit 128+N`: the EXIT trap still reports the state (fd 9 is
+   back by then), and every transport sees the status -- ssh would say
+   255 for a remote shell killed by a signal.  Not HUP, INT, QUIT, PIPE:
+   bash gives those job-control meanings, and a trap would delay them
+   until a foreground child ends.  N is the environment's own number.  */
+static const char signal_traps[] =
+  "for __berth_s in ILL TRAP ABRT BUS FPE SEGV SYS TERM USR1 USR2 ALRM VTALRM PROF XCPU XFSZ; do\n"
+  "  trap \"exit \\$((128 + \\$(kill -l $__berth_s)))\" \"$__berth_s\" 2>/dev/null\n"
+  "done\n";
 
 /* Why $__berth_cwd cannot be entered, from the deepest part of it that
    exists (locale-independent, no fork).  */
@@ -106,6 +117,7 @@ berth_script_build (const berth_script_spec *spec)
   berth_buf_printf (&b, "export BERTH_JOB=%s\n", spec->job);
   berth_buf_puts (&b, exit_fn);
   berth_buf_puts (&b, "trap __berth_exit EXIT\n");
+  berth_buf_puts (&b, signal_traps);
   if (qcwd)
     {
       berth_buf_printf (&b, "__berth_cwd=%s\n", qcwd);

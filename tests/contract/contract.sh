@@ -141,6 +141,18 @@ r=$(cat "$TEST_TMP/int.json")
 is "$(field "$r" exit_code)" 130 "an interrupt exits 130"
 like "$(out "$r")" "*\[Command interrupted\]*" "with the interrupt note"
 
+# --- the wrapper killed by a signal; berth's stdout closed (issue 11.11) ---
+bx -- 'kill -SEGV $$' >"$TEST_TMP/sig.out" 2>"$TEST_TMP/sig.err"
+is "$?" 139 "a shell killed by SIGSEGV exits 139"
+is "$(cat "$TEST_TMP/sig.out" "$TEST_TMP/sig.err")" "" "… with no noise from berth's bootstrap"
+r=$(bj -e "$T" -- 'cd /tmp; kill -SEGV $$')
+is "$(field "$r" exit_code)" 139 "--json: exit_code 139"
+is "$(field "$r" cwd)" /tmp "… and the state is still recorded"
+bx -e "$T" -- "exec -a berth-yes-$TAG yes" 2>"$TEST_TMP/pipe.err" | head -n1 >/dev/null
+is "${PIPESTATUS[0]}" 141 "stdout closed by its reader (| head -1): exit 141"
+is "$(cat "$TEST_TMP/pipe.err")" "" "… quietly"
+is "$(out "$(bj -e "$T" -- "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -o 'berth-ye[s]-$TAG' | wc -l")" | tr -d ' ')" 0 "… and the command's tree is stopped where it ran"
+
 # --- background children (26) ---
 # duration_ms is execute's own time: environment creation does not count.
 G=bg$TAG
