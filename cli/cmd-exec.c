@@ -17,6 +17,8 @@
 #include "util.h"
 
 static int interrupt_pipe[2] = { -1, -1 };
+/* Our stdout is a pipe whose reader went away (`berth exec -- yes | head`).  */
+static bool stdout_closed;
 
 static void
 on_interrupt (int sig)
@@ -36,8 +38,14 @@ stream_to_stdout (void *userdata, const char *data, size_t len)
       ssize_t n = write (STDOUT_FILENO, data, len);
       if (n < 0 && errno == EINTR)
         continue;
+      if (n < 0 && errno == EPIPE)
+        {
+          /* Stop the command (its tree is killed where it runs).  */
+          stdout_closed = true;
+          return -1;
+        }
       if (n < 0)
-        return errno == EPIPE ? -1 : 0;
+        return 0;
       data += n;
       len -= (size_t) n;
     }
@@ -138,7 +146,9 @@ typedef struct env_opts
 } env_opts;
 
 /* Open the environment of EO.  -C becomes the initial cwd of a new
-   environment; *RET_CWD (when given) gets it resolved for the command.  */
+   environment; *RET_CWD (when given) gets it resolved for the command.
+   Whether it exists is the runtime's rule, the same on every backend: a
+   cwd asked for that cannot be entered is an execute error.  */
 static berth_env *
 open_env (berth_ctx *ctx, const env_opts *eo, int *ret_exit, const char **ret_cwd)
 {
@@ -146,32 +156,30 @@ open_env (berth_ctx *ctx, const env_opts *eo, int *ret_exit, const char **ret_cw
   berth_env *env = NULL;
   berth_error *err = NULL;
   static char abs[PATH_MAX];
+  const char *cwd = eo->cwd;
   spec.backend = eo->backend;
   spec.name = eo->name;
   spec.image = eo->image;
   spec.cwd = eo->cwd;
   if (eo->cwd && eo->cwd[0] != '/' && eo->cwd[0] != '~')
     {
+      /* Others resolve it against the environment's cwd, which starts as
+         the backend's default.  */
+      spec.cwd = NULL;
       /* Host-side backends resolve -C against our own cwd.  */
       berth_provider *p = berth_ctx_find_provider (ctx, eo->backend ? eo->backend : berth_config_string (berth_ctx_config (ctx), "terminal.backend", "local"));
       if (p && (berth_provider_flag (p, BERTH_FLAG_USES_HOST_FILESYSTEM) || !berth_provider_flag (p, BERTH_FLAG_IS_REMOTE)))
         {
+          char here[PATH_MAX];
           if (realpath (eo->cwd, abs) == NULL)
             {
-              *ret_exit = cli_fail ("cannot use -C %s: %s", eo->cwd, strerror (errno));
-              return NULL;
+              if (getcwd (here, sizeof here) == NULL || snprintf (abs, sizeof abs, "%s/%s", here, eo->cwd) >= (int) sizeof abs)
+                {
+                  *ret_exit = cli_fail ("cannot use -C %s: %s", eo->cwd, strerror (errno ? errno : ENAMETOOLONG));
+                  return NULL;
+                }
             }
-          spec.cwd = abs;
-        }
-    }
-  if (spec.cwd && spec.cwd[0] == '/')
-    {
-      berth_provider *p = berth_ctx_find_provider (ctx, eo->backend ? eo->backend : berth_config_string (berth_ctx_config (ctx), "terminal.backend", "local"));
-      struct stat st;
-      if (p && !berth_provider_flag (p, BERTH_FLAG_IS_REMOTE) && (stat (spec.cwd, &st) < 0 || !S_ISDIR (st.st_mode)))
-        {
-          *ret_exit = cli_fail ("cannot use -C %s: not an existing directory", spec.cwd);
-          return NULL;
+          spec.cwd = cwd = abs;
         }
     }
   if (berth_env_open (ctx, &spec, &env, &err) < 0)
@@ -180,7 +188,7 @@ open_env (berth_ctx *ctx, const env_opts *eo, int *ret_exit, const char **ret_cw
       return NULL;
     }
   if (ret_cwd)
-    *ret_cwd = spec.cwd;
+    *ret_cwd = cwd;
   return env;
 }
 
@@ -191,6 +199,7 @@ enum
   OPT_JSON,
   OPT_USER,
   OPT_NO_INTERACTIVE,
+  OPT_MAX_BYTES,
 };
 
 static const struct option env_options[] = {
@@ -203,13 +212,14 @@ static const struct option env_options[] = {
   { "json", no_argument, NULL, OPT_JSON },
   { "user", required_argument, NULL, OPT_USER },
   { "no-interactive", no_argument, NULL, OPT_NO_INTERACTIVE },
+  { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
   { "help", no_argument, NULL, 'h' },
   { NULL, 0, NULL, 0 },
 };
 
 static const char exec_usage[] =
-  "Usage: berth exec [-b BACKEND] [-e NAME] [-C DIR] [-t SECONDS] [--image IMG]\n"
-  "                  [--stdin FILE|-] [--json] [--] COMMAND...\n"
+  "Usage: berth exec [-b BACKEND] [-e NAME] [-C DIR] [-t SECONDS|0] [--image IMG]\n"
+  "                  [--stdin FILE|-] [--max-bytes N] [--json] [--] COMMAND...\n"
   "\n"
   "Run COMMAND (one shell string; several words are joined with spaces) with\n"
   "bash inside an environment.  Without -e the environment is thrown away\n"
@@ -219,17 +229,24 @@ static const char exec_usage[] =
   "  -b, --backend B   backend (default: terminal.backend, else local)\n"
   "  -e, --env NAME    named, persistent environment\n"
   "  -C, --cwd DIR     working directory for this command\n"
-  "  -t, --timeout S   kill the command's whole tree after S seconds (exit 124)\n"
+  "  -t, --timeout S   kill the command's whole tree after S seconds (exit 124);\n"
+  "                    0: no timeout; at most 2147483648 (default: terminal.timeout)\n"
   "      --image IMG   image for container backends\n"
   "      --stdin SRC   feed FILE (or - for our stdin) to the command\n"
   "      --json        print one capped result object instead of streaming\n"
+  "      --max-bytes N cap the output at N bytes, notices included (default:\n"
+  "                    tool_output.max_bytes); without --json the capped output\n"
+  "                    is printed when the command ends instead of streaming\n"
   "\n"
   "Exit status: the command's own; 124 timeout; 130 interrupted; 125 berth error.\n";
+
+/* The largest --max-bytes: memory is O(N) while output comes in.  */
+#define MAX_BYTES_MAX (1ull << 30)
 
 /* Parse env options; returns the index of the first operand, or -1 after
    printing (with *ret_exit set).  */
 static int
-parse_env_opts (int argc, char **argv, const char *usage, env_opts *eo, double *timeout, const char **stdin_src, int *ret_exit)
+parse_env_opts (int argc, char **argv, const char *usage, env_opts *eo, double *timeout, const char **stdin_src, size_t *max_bytes, int *ret_exit)
 {
   int c;
   optind = 1;
@@ -243,13 +260,16 @@ parse_env_opts (int argc, char **argv, const char *usage, env_opts *eo, double *
       case 't':
         {
           char *end;
+          double v;
           errno = 0;
-          *timeout = timeout ? strtod (optarg, &end) : 0;
-          if (timeout == NULL || errno || *end || *timeout <= 0)
+          v = strtod (optarg, &end);
+          /* NaN fails both comparisons; inf and ERANGE are out of range.  */
+          if (timeout == NULL || errno || end == optarg || *end || !(v >= 0 && v <= BERTH_TIMEOUT_MAX))
             {
-              *ret_exit = cli_fail ("timeout must be a positive number of seconds (got '%s')", optarg);
+              *ret_exit = cli_fail ("timeout must be a number of seconds from 0 (no timeout) to %.0f (got '%s')", BERTH_TIMEOUT_MAX, optarg);
               return -1;
             }
+          *timeout = v == 0 ? BERTH_TIMEOUT_NONE : v;
           break;
         }
       case OPT_IMAGE: eo->image = optarg; break;
@@ -261,6 +281,22 @@ parse_env_opts (int argc, char **argv, const char *usage, env_opts *eo, double *
       case OPT_JSON: eo->json = true; break;
       case OPT_USER: eo->user = optarg; break;
       case OPT_NO_INTERACTIVE: eo->no_interactive = true; break;
+      case OPT_MAX_BYTES:
+        {
+          char *end;
+          unsigned long long v;
+          if (max_bytes == NULL)
+            goto bad;
+          errno = 0;
+          v = strtoull (optarg, &end, 10);
+          if (errno || end == optarg || *end || optarg[0] == '-' || optarg[0] == '+' || v < 1 || v > MAX_BYTES_MAX)
+            {
+              *ret_exit = cli_fail ("--max-bytes must be an integer from 1 to %llu (got '%s')", (unsigned long long) MAX_BYTES_MAX, optarg);
+              return -1;
+            }
+          *max_bytes = (size_t) v;
+          break;
+        }
       case 'h':
         fputs (usage, stdout);
         *ret_exit = 0;
@@ -280,7 +316,8 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
   double timeout = 0;
   const char *stdin_src = NULL;
   int exit_code = EXIT_BERTH;
-  int first = parse_env_opts (argc, argv, exec_usage, &eo, &timeout, &stdin_src, &exit_code);
+  size_t max_bytes = 0;
+  int first = parse_env_opts (argc, argv, exec_usage, &eo, &timeout, &stdin_src, &max_bytes, &exit_code);
   if (first < 0)
     return exit_code;
   if (first >= argc)
@@ -327,7 +364,9 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
   spec.stdin_data = stdin_data;
   spec.stdin_len = stdin_len;
   spec.cancel_fd = interrupt_pipe[0];
-  if (!eo.json)
+  if (max_bytes)
+    spec.max_bytes = max_bytes; /* without --json: printed capped at the end */
+  else if (!eo.json)
     {
       /* Live and uncapped, like ssh or docker exec.  */
       spec.on_output = stream_to_stdout;
@@ -342,13 +381,25 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
   else
     {
       exit_code = berth_result_exit_code (res);
+      if (!eo.json && max_bytes)
+        {
+          size_t n;
+          const char *text = berth_result_output (res, &n);
+          fwrite (text, 1, n, stdout);
+          if (n && text[n - 1] != '\n')
+            fputc ('\n', stdout);
+          if (berth_result_full_output_path (res))
+            fprintf (stderr, "berth: output truncated to %zu bytes; all of it is in %s\n", max_bytes, berth_result_full_output_path (res));
+        }
       if (eo.json)
         print_result_json (res);
+      else if (stdout_closed)
+        exit_code = 128 + SIGPIPE; /* quiet, like a pipeline member killed by SIGPIPE */
       else if (berth_result_timed_out (res))
         fprintf (stderr, "berth: command timed out after %gs\n", timeout > 0 ? timeout : berth_config_double (berth_ctx_config (ctx), "terminal.timeout", 180));
       else if (berth_result_interrupted (res))
         fprintf (stderr, "berth: command interrupted\n");
-      if (!eo.json && berth_result_full_output_path (res))
+      if (!eo.json && !max_bytes && berth_result_full_output_path (res))
         unlink (berth_result_full_output_path (res)); /* streamed already */
       berth_result_free (res);
     }
@@ -376,7 +427,7 @@ cmd_exec_prefix (const cli_opts *o, int argc, char **argv)
   int exit_code = EXIT_BERTH;
   char **prefix = NULL;
   berth_error *err = NULL;
-  if (parse_env_opts (argc, argv, prefix_usage, &eo, NULL, NULL, &exit_code) < 0)
+  if (parse_env_opts (argc, argv, prefix_usage, &eo, NULL, NULL, NULL, &exit_code) < 0)
     return exit_code;
   if (eo.name == NULL)
     return cli_fail ("exec-prefix needs a named environment: -e NAME (a throw-away one would be gone before use)");
@@ -429,7 +480,7 @@ cmd_exec_stream (const cli_opts *o, int argc, char **argv)
   env_opts eo = { 0 };
   int exit_code = EXIT_BERTH;
   berth_error *err = NULL;
-  int first = parse_env_opts (argc, argv, stream_usage, &eo, NULL, NULL, &exit_code);
+  int first = parse_env_opts (argc, argv, stream_usage, &eo, NULL, NULL, NULL, &exit_code);
   if (first < 0)
     return exit_code;
   if (first >= argc)

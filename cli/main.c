@@ -2,6 +2,8 @@
 /* main.c: the berth command: global options and dispatch.  */
 #include "config.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +147,20 @@ cmd_plugins (const cli_opts *o, int argc, char **argv)
   return r;
 }
 
+/* What is still buffered for stdout must arrive.  A reader that went
+   away (`berth ls | head -1`; exec ignores SIGPIPE) ends berth quietly
+   with 141, like a pipeline member killed by SIGPIPE; any other write
+   error is berth's (125).  */
+static int
+flush_stdout (int r)
+{
+  if (fflush (stdout) == 0 && !ferror (stdout))
+    return r;
+  if (errno == EPIPE)
+    return 128 + SIGPIPE;
+  return cli_fail ("cannot write to standard output: %s", strerror (errno));
+}
+
 static const struct
 {
   const char *name;
@@ -192,6 +208,6 @@ main (int argc, char **argv)
     }
   for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
     if (strcmp (argv[i], commands[c].name) == 0)
-      return commands[c].fn (&o, argc - i, argv + i);
+      return flush_stdout (commands[c].fn (&o, argc - i, argv + i));
   return cli_fail ("unknown command '%s' (see berth --help)", argv[i]);
 }

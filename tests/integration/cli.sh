@@ -68,11 +68,11 @@ check "so is a directory as \$BERTH_CONFIG" bash -c "[ $rc -eq 125 ] && grep -q 
 
 run "$BERTH" exec -C /nonexistent/dir -- true
 is "$rc" 125 "an unusable -C exits 125"
-like "$stderr" "berth: cannot use -C /nonexistent/dir*" "and says why"
+like "$stderr" "berth: cannot use working directory /nonexistent/dir: no such directory" "and says why"
 
 run "$BERTH" exec -t abc -- true
 is "$rc" 125 "a bad timeout exits 125"
-like "$stderr" "*timeout must be a positive number*" "and says what is expected"
+like "$stderr" "*timeout must be a number of seconds from 0 (no timeout) to 2147483648*" "and says what is expected"
 
 run "$BERTH" exec
 is "$rc" 125 "exec without a command exits 125"
@@ -157,4 +157,69 @@ is "$rc" 125 "a missing -C directory with control characters is berth's error"
 is "$(printf '%s' "$stderr" | tr -dc '\033\007' | wc -c)" 0 "and the error line carries no raw control characters"
 "$BERTH" rm esc >/dev/null 2>&1
 
+# --- the output cap is hard (issue 11.6) ---
+bytes () { jq -r '.output | utf8bytelength' <<<"$stdout"; }
+printf 'tool_output:\n  max_bytes: 10000\n' >"$TEST_TMP/cap.yaml"
+run "$BERTH" --config "$TEST_TMP/cap.yaml" exec --json -- 'seq 1 100000'
+check "tool_output.max_bytes 10000: the output is at most 10000 bytes, notice included ($(bytes))" test "$(bytes)" -le 10000
+run "$BERTH" exec --json --max-bytes 1000 -- 'seq 1 100000'
+check "--max-bytes 1000, truncated: at most 1000 bytes ($(bytes))" test "$(bytes)" -le 1000
+is "$(jq -r .truncated <<<"$stdout")" true "… truncated"
+like "$(jq -r .output <<<"$stdout")" "1?2?3*\[OUTPUT TRUNCATED - * chars omitted out of 588895 total\]*100000" "… head, notice and tail"
+run "$BERTH" exec --json --max-bytes 1000 -t 1 -- 'seq 1 100000; sleep 30'
+check "--max-bytes 1000, truncated and timed out: at most 1000 bytes ($(bytes))" test "$(bytes)" -le 1000
+like "$(jq -r .output <<<"$stdout")" "*OUTPUT TRUNCATED*\[Command timed out after 1s\]" "… the timeout note last, inside the cap"
+run "$BERTH" exec --json --max-bytes 1000 -t 1 -- 'head -c 990 /dev/zero | tr "\0" x; sleep 30'
+check "--max-bytes 1000, 990 bytes and the timeout note: at most 1000 bytes ($(bytes))" test "$(bytes)" -le 1000
+is "$(jq -r .truncated <<<"$stdout")" true "… truncated to make room for the note"
+"$BERTH" exec --json --max-bytes 1000 -- 'seq 1 100000; sleep 30' >"$TEST_TMP/int.json" 2>/dev/null & pid=$!
+sleep 1; kill -INT $pid; wait $pid
+stdout=$(cat "$TEST_TMP/int.json")
+check "--max-bytes 1000, truncated and interrupted: at most 1000 bytes ($(bytes))" test "$(bytes)" -le 1000
+like "$(jq -r .output <<<"$stdout")" "*\[Command interrupted\]" "… the interrupt note last"
+run "$BERTH" exec --max-bytes 500 -- 'seq 1 100000'
+check "--max-bytes without --json prints the capped output (${#stdout} chars)" test "$(wc -c <"$TEST_TMP/out")" -le 500
+like "$stdout" "*OUTPUT TRUNCATED*100000" "… head, notice and tail"
+like "$stderr" "berth: output truncated to 500 bytes; all of it is in *" "… and names the spill file"
+for bad in 0 -1 abc 1k 99999999999999999999 1073741825 ''; do
+  run "$BERTH" exec --max-bytes "$bad" -- true
+  check "--max-bytes '$bad' is refused (125, one line)" bash -c "[ $rc -eq 125 ] && grep -q 'max-bytes must be an integer from 1 to 1073741824' '$TEST_TMP/err' && [ \$(wc -l <'$TEST_TMP/err') -eq 1 ]"
+done
+run "$BERTH" exec --help
+like "$stdout" "*--max-bytes N*" "exec --help documents --max-bytes"
+
+# --- timeouts: up to 2^31 s, 0 is none, larger is refused (issue 11.8) ---
+for big in 9223372036854775807 2147483649 1e20 inf nan -1; do
+  run "$BERTH" exec -t "$big" -- 'echo ran'
+  check "-t $big is refused with the range (125, one line)" bash -c "[ $rc -eq 125 ] && grep -q 'from 0 (no timeout) to 2147483648' '$TEST_TMP/err' && [ \$(wc -l <'$TEST_TMP/err') -eq 1 ] && ! grep -q ran '$TEST_TMP/out'"
+done
+run "$BERTH" exec -t 2147483648 -- 'echo ran'
+is "$rc:$stdout" "0:ran" "-t 2147483648 (2^31) works"
+printf 'terminal:\n  timeout: 0.5\n' >"$TEST_TMP/short.yaml"
+run "$BERTH" --config "$TEST_TMP/short.yaml" exec -t 0 -- 'sleep 1.5; echo ran'
+is "$rc:$stdout" "0:ran" "-t 0 means no timeout (over terminal.timeout 0.5)"
+printf 'terminal:\n  timeout: 0\n' >"$TEST_TMP/none.yaml"
+run "$BERTH" --config "$TEST_TMP/none.yaml" exec --json -- 'sleep 1; echo ran'
+is "$(jq -r '[.exit_code, .timed_out, .output] | map(tostring) | join(" ")' <<<"$stdout")" "0 false ran" "terminal.timeout: 0 means no timeout"
+printf 'terminal:\n  timeout: 1e20\n' >"$TEST_TMP/huge.yaml"
+run "$BERTH" --config "$TEST_TMP/huge.yaml" exec -- 'echo ran'
+is "$rc" 125 "terminal.timeout: 1e20 is refused (125)"
+like "$stderr" "berth: $TEST_TMP/huge.yaml:2:12: terminal.timeout: expected a number of seconds from 0 (no timeout) to 2147483648, got '1e20'" "… with its place and the range"
+run "$BERTH" config set terminal.timeout 0
+is "$rc" 0 "config set terminal.timeout 0 is accepted"
+run "$BERTH" config set terminal.timeout 1e20
+is "$rc" 125 "config set terminal.timeout 1e20 is refused"
+"$BERTH" config set terminal.timeout 180 >/dev/null 2>&1
+run "$BERTH" exec --help
+like "$stdout" "*0: no timeout*" "exec --help documents -t 0"
+
+# --- berth's stdout closed by its reader (issue 11.11) ---
+"$BERTH" exec -- "exec -a berth-yes-cli$$ yes" 2>"$TEST_TMP/err" | head -n1 >/dev/null
+is "${PIPESTATUS[0]}" 141 "exec -- yes | head -1 exits 141"
+is "$(cat "$TEST_TMP/err")" "" "… quietly"
+sleep 0.2
+check "… with the command stopped" bash -c "! pgrep -f '^berth-yes-cli$$' >/dev/null"
+"$BERTH" exec --json --max-bytes 4000000 -- 'seq 1 500000' 2>"$TEST_TMP/err" | head -c1 >/dev/null
+is "${PIPESTATUS[0]}" 141 "exec --json | head -c1 exits 141 too"
+is "$(cat "$TEST_TMP/err")" "" "… quietly"
 done_testing
