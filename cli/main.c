@@ -16,7 +16,7 @@ static const char usage[] =
   "Run commands in a terminal environment backend (see berth(1)).\n"
   "\n"
   "Commands:\n"
-  "  exec [-b BACKEND] [-e NAME] [-C DIR] [-t SECONDS] [--image IMG] [--stdin FILE|-] [--json] [--] COMMAND...\n"
+  "  exec [-b BACKEND] [-e NAME] [-C DIR] [-t SECONDS|0] [--image IMG] [--stdin FILE|-] [--max-bytes N] [--json] [--] COMMAND...\n"
   "  exec-prefix -e NAME [-b BACKEND] [--user U] [--no-interactive] [--json]\n"
   "  exec-stream [-b BACKEND] [-e NAME] -- WORDS...\n"
   "  backends [--json]            list backends and their flags\n"
@@ -27,8 +27,9 @@ static const char usage[] =
   "  bench [-b BACKEND] [-n N] [--json] [COMMAND]\n"
   "  version\n"
   "\n"
-  "Exit status: the command's own (124 timed out, 130 interrupted), or 125\n"
-  "for berth's own errors, with a one-line reason on stderr.\n";
+  "Exit status: the command's own (124 timed out, 130 interrupted, 141 stdout\n"
+  "closed by its reader), or 125 for berth's own errors, with a one-line\n"
+  "reason on stderr.\n";
 
 int
 cli_fail (const char *fmt, ...)

@@ -39,9 +39,11 @@ static const char exit_fn[] =
 /* Signals that kill bash by default, trapped so that the wrapper dies of
    them as `exit 128+N`: the EXIT trap still reports the state (fd 9 is
    back by then), and every transport sees the status -- ssh would say
-   255 for a remote shell killed by a signal.  Not HUP, INT, QUIT, PIPE:
-   bash gives those job-control meanings, and a trap would delay them
-   until a foreground child ends.  N is the environment's own number.  */
+   255 for a remote shell killed by a signal.  The cost: bash runs a trap
+   only once a foreground child ends, so a TERM sent to the wrapper from
+   outside waits for it (berth itself kills with SIGKILL).  Not HUP, INT,
+   QUIT, PIPE: they mean a lost terminal, ^C or a closed reader, where
+   bash's own handling is wanted.  N is the environment's own number.  */
 static const char signal_traps[] =
   "for __berth_s in ILL TRAP ABRT BUS FPE SEGV SYS TERM USR1 USR2 ALRM VTALRM PROF XCPU XFSZ; do\n"
   "  trap \"exit \\$((128 + \\$(kill -l $__berth_s)))\" \"$__berth_s\" 2>/dev/null\n"
