@@ -45,6 +45,7 @@ cmd_backends (const cli_opts *o, int argc, char **argv)
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
+  berth_ctx_load_providers (ctx); /* a listing: every module and plugin */
   size_t cur = 0;
   berth_provider *p;
   if (json)
@@ -143,7 +144,10 @@ cmd_doctor (const cli_opts *o, int argc, char **argv)
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
-  if (only && berth_ctx_find_provider (ctx, only) == NULL)
+  /* doctor -b NAME loads that backend only; doctor loads them all.  */
+  if (!only)
+    berth_ctx_load_providers (ctx);
+  else if (berth_ctx_find_provider (ctx, only) == NULL)
     {
       int r = cli_fail ("unknown backend '%s' (available: %s)", only, berth_ctx_provider_names (ctx));
       berth_ctx_unref (ctx);

@@ -17,8 +17,10 @@ static const char usage[] =
   "       berth plugins disable NAME\n"
   "\n"
   "Plugins are backends installed in $XDG_DATA_HOME/berth/plugins/NAME/\n"
-  "(plugin.yaml and its library); they load only when enabled.  Modules\n"
-  "shipped with berth are always loaded and listed too.  See berth-provider(7).\n";
+  "(plugin.yaml and its library); they load only when enabled, and then\n"
+  "only for the commands that use them.  Modules shipped with berth are always\n"
+  "enabled and listed too.  `list` loads them all; `enable` and `disable` load\n"
+  "none.  See berth-provider(7).\n";
 
 static int
 cmd_list (berth_ctx *ctx, bool json)
@@ -26,6 +28,9 @@ cmd_list (berth_ctx *ctx, bool json)
   size_t cursor = 0;
   const berth_plugin_info *p;
 
+  /* The one plugins command that loads them (for their status); enable
+     and disable load none, so a plugin that crashes can be disabled.  */
+  berth_ctx_load_providers (ctx);
   if (json)
     {
       fputs ("[", stdout);

@@ -19,16 +19,21 @@ struct berth_provider
   void *dl;     /* dlopen handle or NULL */
 };
 
-/* A plugin or module that could not be loaded, for `plugins list`/doctor. */
+/* A module or plugin found by the scan (no dlopen), for lazy loading and
+   for `plugins list`/doctor.  The name is known before loading: a
+   module's file name, a plugin's directory (= plugin.yaml's name).  */
 typedef struct berth_plugin_info
 {
   char *name;
   char *version;
   char *description;
-  char *path;   /* plugin directory or module file */
-  char *status; /* "loaded", "disabled", or the one-line reason */
+  char *path;    /* plugin directory or module file */
+  char *library; /* what to dlopen while pending */
+  char **strip_env_keys; /* declared in plugin.yaml (enabled plugins) */
+  char *status;  /* "loaded", "disabled", "not loaded yet", or the one-line reason */
   bool enabled;
   bool loaded;
+  bool pending;  /* enabled and checked, not dlopen'ed yet */
 } berth_plugin_info;
 
 struct berth_ctx
@@ -43,7 +48,8 @@ struct berth_ctx
   char *names; /* cached berth_ctx_provider_names */
   char *state_dir;   /* $XDG_STATE_HOME/berth */
   char *runtime_dir; /* $XDG_RUNTIME_DIR/berth or /tmp/berth-UID */
-  bool modules_loaded;
+  bool config_loaded; /* berth_ctx_load_config ran: the scan may happen */
+  bool scanned;       /* module directories and plugins scanned */
 };
 
 /* builtin.c: NULL-terminated */
@@ -54,12 +60,23 @@ BERTH_INTERNAL int berth_ctx_register (berth_ctx *ctx, const berth_provider_ops 
 BERTH_INTERNAL bool berth_name_is_reserved (const char *name);
 BERTH_INTERNAL bool berth_name_is_valid (const char *name);
 
-/* loader.c */
-/* Load every module in DIR ($BERTH_MODULEDIR overrides).  */
-BERTH_INTERNAL int berth_load_modules (berth_ctx *ctx, const char *dir);
-/* Read plugin.yaml files under $XDG_DATA_HOME/berth/plugins and load the
-   enabled ones; failures are recorded in ctx->plugins, never fatal.  */
-BERTH_INTERNAL int berth_load_plugins (berth_ctx *ctx);
+/* loader.c: the scan records what could be loaded without loading it;
+   a module or plugin is dlopen'ed only by berth_load_named (the backend a
+   command uses) or berth_load_all (listing commands).  */
+/* Record every *.so in DIR ($BERTH_MODULEDIR overrides) as a module.  */
+BERTH_INTERNAL int berth_scan_modules (berth_ctx *ctx, const char *dir);
+/* Read plugin.yaml files under $XDG_DATA_HOME/berth/plugins and record
+   them; failures are recorded in ctx->plugins, never fatal.  */
+BERTH_INTERNAL int berth_scan_plugins (berth_ctx *ctx);
+/* Both scans, once, after berth_ctx_load_config (a no-op before).  */
+BERTH_INTERNAL void berth_ctx_scan (berth_ctx *ctx);
+/* Load the pending modules, then plugins, named NAME until one registers.  */
+BERTH_INTERNAL void berth_load_named (berth_ctx *ctx, const char *name);
+/* Load every pending module and plugin; returns how many failed.  */
+BERTH_INTERNAL int berth_load_all (berth_ctx *ctx);
+BERTH_INTERNAL void berth_plugin_info_clear (berth_plugin_info *info);
+/* The registered provider NAME, without loading anything.  */
+BERTH_INTERNAL berth_provider *berth_ctx_find_registered (berth_ctx *ctx, const char *name);
 /* Validate ops from a module or plugin: ABI, size, name, callbacks.  */
 BERTH_INTERNAL int berth_check_ops (const berth_provider_ops *ops, berth_error **reterr);
 

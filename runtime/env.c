@@ -494,6 +494,7 @@ berth_gc (berth_ctx *ctx, berth_error **reterr)
 {
   int64_t lifetime = berth_config_int (ctx->config, "terminal.lifetime_seconds", 300);
   int total = 0;
+  berth_ctx_load_providers (ctx); /* leftovers of every backend */
   for (size_t i = 0; i < ctx->n_providers; i++)
     {
       const berth_provider_ops *ops = ctx->providers[i]->ops;

@@ -2,6 +2,15 @@
 /* loader.c: modules ($(moduledir), $BERTH_MODULEDIR) and plugins
    ($XDG_DATA_HOME/berth/plugins/NAME/plugin.yaml).
 
+   Lazy (DESIGN 5): a scan records every module and plugin without
+   loading any; its name is known before dlopen (a module's file is named
+   after its backend, NAME.so; a plugin's directory and plugin.yaml name
+   it).  A command loads only the backend it uses (berth_load_named, from
+   berth_ctx_find_provider); listing commands load all (berth_load_all).
+   So a broken library, even one whose constructor crashes, breaks only
+   the commands that use it and the listing ones (`backends`, `doctor`,
+   `plugins list`; `plugins disable` loads nothing and is the way out).
+
    Rules (berth-provider(7)): absolute paths only, RTLD_NOW|RTLD_LOCAL,
    one entry symbol per ABI, ABI number and struct size checked before any
    callback is used.  A module or plugin that cannot be loaded is recorded
@@ -120,6 +129,19 @@ find_info (berth_ctx *ctx, const char *path)
   return NULL;
 }
 
+BERTH_INTERNAL void
+berth_plugin_info_clear (berth_plugin_info *info)
+{
+  free (info->name);
+  free (info->version);
+  free (info->description);
+  free (info->path);
+  free (info->library);
+  berth_strv_free (info->strip_env_keys);
+  free (info->status);
+  *info = (berth_plugin_info) { 0 };
+}
+
 static int
 add_info (berth_ctx *ctx, const char *name, const char *path, bool enabled, berth_plugin_info **ret)
 {
@@ -165,6 +187,24 @@ set_error (berth_ctx *ctx, berth_plugin_info *info, berth_error *err)
   set_status (ctx, info, false, err ? berth_error_message (err) : "failed");
 }
 
+/* Found and checked; LIBRARY is dlopen'ed when the backend is used.  */
+static void
+set_pending (berth_plugin_info *info, char *library)
+{
+  char *s = strdup ("not loaded yet");
+  if (library == NULL || s == NULL)
+    {
+      free (library);
+      free (s);
+      return; /* out of memory: stays not loaded, status "unknown" */
+    }
+  free (info->library);
+  info->library = library;
+  free (info->status);
+  info->status = s;
+  info->pending = true;
+}
+
 /* dlopen PATH, find and check the entry point and register the provider.
    On failure returns < 0 with *reterr set and nothing kept.  */
 static int
@@ -203,8 +243,12 @@ load_library (berth_ctx *ctx, const char *path, const char *expect_name, bool is
     }
   if (expect_name && strcmp (ops->name, expect_name) != 0)
     {
-      r = berth_error_set (reterr, BERTH_E_PLUGIN, "the library provides '%s' but plugin.yaml names '%s'",
-                           ops->name, expect_name);
+      if (is_plugin)
+        r = berth_error_set (reterr, BERTH_E_PLUGIN, "the library provides '%s' but plugin.yaml names '%s'",
+                             ops->name, expect_name);
+      else
+        r = berth_error_set (reterr, BERTH_E_PLUGIN, "the module provides '%s' but its file is %s.so: name the file after its backend",
+                             ops->name, expect_name);
       dlclose (dl);
       return r;
     }
@@ -228,7 +272,7 @@ filter_so (const struct dirent *d)
 }
 
 static void
-load_module_dir (berth_ctx *ctx, const char *dir)
+scan_module_dir (berth_ctx *ctx, const char *dir)
 {
   if (dir[0] != '/')
     {
@@ -252,30 +296,24 @@ load_module_dir (berth_ctx *ctx, const char *dir)
         continue;
       if (find_info (ctx, path))
         continue; /* listed twice in $BERTH_MODULEDIR */
-
-      berth_error *err = NULL;
-      const berth_provider_ops *ops = NULL;
-      int r = load_library (ctx, path, NULL, false, &ops, &err);
       berth_plugin_info *info = NULL;
-      if (add_info (ctx, r < 0 ? base : ops->name, path, true, &info) == 0)
+      if (add_info (ctx, base, path, true, &info) < 0)
+        continue;
+      if (!berth_name_is_valid (base))
         {
-          if (r < 0)
-            set_error (ctx, info, err);
-          else
-            {
-              set_status (ctx, info, true, "loaded");
-              info->description = ops->description ? one_line (ops->description) : NULL;
-            }
+          berth_error *err = NULL;
+          berth_error_set (&err, BERTH_E_PLUGIN, "%s: a module's file is its backend's name ([a-z0-9_]) and .so", path);
+          set_error (ctx, info, err);
+          berth_error_free (err);
+          continue;
         }
-      if (r >= 0)
-        berth_ctx_log (ctx, BERTH_LOG_DEBUG, "loader", "module %s: backend %s", path, ops->name);
-      berth_error_free (err);
+      set_pending (info, strdup (path));
     }
   free (names);
 }
 
 BERTH_INTERNAL int
-berth_load_modules (berth_ctx *ctx, const char *dir)
+berth_scan_modules (berth_ctx *ctx, const char *dir)
 {
   const char *env = secure_getenv ("BERTH_MODULEDIR");
   const char *list = env && *env ? env : dir ? dir : BERTH_MODULEDIR;
@@ -284,9 +322,68 @@ berth_load_modules (berth_ctx *ctx, const char *dir)
     return -ENOMEM;
   char *save = NULL;
   for (char *d = strtok_r (copy, ":", &save); d; d = strtok_r (NULL, ":", &save))
-    load_module_dir (ctx, d);
-  ctx->modules_loaded = true;
+    scan_module_dir (ctx, d);
   return 0;
+}
+
+/* dlopen a pending record's library and register its provider.  */
+static void
+load_info (berth_ctx *ctx, berth_plugin_info *info)
+{
+  if (!info->pending)
+    return;
+  info->pending = false;
+  free (ctx->names); /* berth_ctx_provider_names named it as pending */
+  ctx->names = NULL;
+  bool module = berth_plugin_info_is_module (info);
+  const char *what = module ? "module" : "plugin";
+  berth_error *err = NULL;
+  const berth_provider_ops *ops = NULL;
+  berth_provider *other = berth_ctx_find_registered (ctx, info->name);
+  int r;
+  if (other)
+    /* Checked before dlopen: the first of a name wins (built-in, then
+       modules, then plugins) and the others' code never runs.  */
+    r = berth_error_set (&err, BERTH_E_PLUGIN, "%s: a backend named '%s' is already registered (%s)",
+                         info->library, info->name, other->origin);
+  else
+    {
+      /* Logged before dlopen: names the culprit if it crashes.  */
+      berth_ctx_log (ctx, BERTH_LOG_DEBUG, "loader", "loading %s %s from %s", what, info->name, info->library);
+      r = load_library (ctx, info->library, info->name, !module, &ops, &err);
+    }
+  if (r < 0)
+    set_error (ctx, info, err);
+  else
+    {
+      set_status (ctx, info, true, "loaded");
+      if (info->description == NULL && ops->description)
+        info->description = one_line (ops->description);
+      berth_ctx_log (ctx, BERTH_LOG_DEBUG, "loader", "%s %s: backend %s", what, info->library, ops->name);
+    }
+  berth_error_free (err);
+}
+
+BERTH_INTERNAL void
+berth_load_named (berth_ctx *ctx, const char *name)
+{
+  /* Records are in scan order: modules, then plugins.  */
+  for (size_t i = 0; name && i < ctx->n_plugins && berth_ctx_find_registered (ctx, name) == NULL; i++)
+    if (ctx->plugins[i].pending && strcmp (ctx->plugins[i].name, name) == 0)
+      load_info (ctx, &ctx->plugins[i]);
+}
+
+BERTH_INTERNAL int
+berth_load_all (berth_ctx *ctx)
+{
+  int failed = 0;
+  for (size_t i = 0; i < ctx->n_plugins; i++)
+    {
+      load_info (ctx, &ctx->plugins[i]);
+      if (ctx->plugins[i].enabled && !ctx->plugins[i].loaded)
+        failed++;
+    }
+  return failed;
 }
 
 /* ---- plugins ---- */
@@ -450,6 +547,27 @@ read_spec (const char *dir, const char *dirname, berth_plugin_info *info, char *
       r = berth_error_set (reterr, BERTH_E_PLUGIN, "plugin.yaml: library '%.64s' must be a path inside the plugin directory", library);
       goto out;
     }
+  /* The plugin's strip_env_keys, declared here so that they apply to
+     every backend's processes while the plugin itself is not loaded.  */
+  const berth_config *keys = berth_config_lookup (spec, "strip_env_keys");
+  if (keys)
+    {
+      if (berth_config_kind (keys) != BERTH_CONFIG_SEQUENCE)
+        {
+          r = berth_error_set (reterr, BERTH_E_PLUGIN, "plugin.yaml: strip_env_keys must be a list of variable names");
+          goto out;
+        }
+      if ((info->strip_env_keys = berth_config_strv (spec, "strip_env_keys")) == NULL)
+        goto oom;
+      for (size_t i = 0; info->strip_env_keys[i]; i++)
+        if (i >= MAX_STRIP_KEYS || !strip_key_is_valid (info->strip_env_keys[i]))
+          {
+            r = berth_error_set (reterr, BERTH_E_PLUGIN, "plugin.yaml: strip_env_keys entry '%.64s' is not a variable name or a narrow glob of names (at most %d)",
+                                 info->strip_env_keys[i], MAX_STRIP_KEYS);
+            info->strip_env_keys = berth_strv_free (info->strip_env_keys);
+            goto out;
+          }
+    }
   char *lib = berth_strdup_printf ("%s/%s", dir, library);
   if (lib == NULL)
     goto oom;
@@ -491,7 +609,7 @@ berth_plugins_dir_internal (void)
 }
 
 static void
-load_plugin (berth_ctx *ctx, const char *base, const char *dirname, const char *const *enabled)
+scan_plugin (berth_ctx *ctx, const char *base, const char *dirname, const char *const *enabled)
 {
   _cleanup_free_ char *dir = berth_strdup_printf ("%s/%s", base, dirname);
   if (dir == NULL || find_info (ctx, dir))
@@ -529,6 +647,7 @@ load_plugin (berth_ctx *ctx, const char *base, const char *dirname, const char *
   if (!on)
     {
       set_status (ctx, info, false, "disabled");
+      info->strip_env_keys = berth_strv_free (info->strip_env_keys);
       return;
     }
 
@@ -547,20 +666,12 @@ load_plugin (berth_ctx *ctx, const char *base, const char *dirname, const char *
       return;
     }
 
-  const berth_provider_ops *ops;
-  if (load_library (ctx, library, dirname, true, &ops, &err) < 0)
-    set_error (ctx, info, err);
-  else
-    {
-      set_status (ctx, info, true, "loaded");
-      if (info->description == NULL && ops->description)
-        info->description = one_line (ops->description);
-    }
-  berth_error_free (err);
+  set_pending (info, library);
+  library = NULL;
 }
 
 BERTH_INTERNAL int
-berth_load_plugins (berth_ctx *ctx)
+berth_scan_plugins (berth_ctx *ctx)
 {
   _cleanup_free_ char *base = berth_plugins_dir_internal ();
   if (base == NULL)
@@ -574,7 +685,7 @@ berth_load_plugins (berth_ctx *ctx)
   for (int i = 0; i < n; i++)
     {
       if (i < MAX_PLUGINS)
-        load_plugin (ctx, base, names[i]->d_name, (const char *const *) enabled);
+        scan_plugin (ctx, base, names[i]->d_name, (const char *const *) enabled);
       free (names[i]);
     }
   free (names);
@@ -587,7 +698,17 @@ berth_load_plugins (berth_ctx *ctx)
           berth_ctx_log (ctx, BERTH_LOG_WARNING, "loader", "plugins.enabled: '%s' is not a plugin name", enabled[i]);
           continue;
         }
-      load_plugin (ctx, base, enabled[i], (const char *const *) enabled);
+      scan_plugin (ctx, base, enabled[i], (const char *const *) enabled);
     }
   return 0;
+}
+
+BERTH_INTERNAL void
+berth_ctx_scan (berth_ctx *ctx)
+{
+  if (ctx->scanned || !ctx->config_loaded)
+    return;
+  ctx->scanned = true;
+  berth_scan_modules (ctx, BERTH_MODULEDIR);
+  berth_scan_plugins (ctx);
 }

@@ -14,7 +14,10 @@
 BERTH_EXPORT const berth_plugin_info *
 berth_ctx_next_plugin (berth_ctx *ctx, size_t *cursor)
 {
-  if (ctx == NULL || cursor == NULL || *cursor >= ctx->n_plugins)
+  if (ctx == NULL || cursor == NULL)
+    return NULL;
+  berth_ctx_scan (ctx);
+  if (*cursor >= ctx->n_plugins)
     return NULL;
   return &ctx->plugins[(*cursor)++];
 }
@@ -23,6 +26,8 @@ BERTH_EXPORT const berth_plugin_info *
 berth_ctx_find_plugin (berth_ctx *ctx, const char *name)
 {
   const berth_plugin_info *found = NULL;
+  if (ctx)
+    berth_ctx_scan (ctx);
   for (size_t i = 0; ctx && name && i < ctx->n_plugins; i++)
     if (ctx->plugins[i].name && strcmp (ctx->plugins[i].name, name) == 0)
       {
@@ -151,6 +156,8 @@ BERTH_EXPORT int
 berth_plugins_doctor (berth_ctx *ctx, berth_check_fn fn, void *userdata)
 {
   int failed = 0;
+  if (ctx)
+    berth_ctx_load_providers (ctx); /* a doctor looks at every one */
   for (size_t i = 0; ctx && fn && i < ctx->n_plugins; i++)
     {
       const berth_plugin_info *p = &ctx->plugins[i];

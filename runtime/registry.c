@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* registry.c: the context and its provider registry.  Provider flags are
-   data; lookups are fail-soft.  */
+   data; lookups are fail-soft.  Modules and plugins load lazily: looking a
+   backend up by name loads that one (loader.c); only
+   berth_ctx_load_providers loads them all.  */
 #include "config.h"
 
 #include <stdio.h>
@@ -38,7 +40,7 @@ berth_ctx_register (berth_ctx *ctx, const berth_provider_ops *ops, const char *o
     return berth_error_set (reterr, BERTH_E_PLUGIN, "%s: invalid backend name '%s' (use [a-z0-9_])", origin, ops->name ? ops->name : "");
   if (is_plugin && berth_name_is_reserved (ops->name))
     return berth_error_set (reterr, BERTH_E_PLUGIN, "%s: the name '%s' is reserved for a built-in backend", origin, ops->name);
-  if (berth_ctx_find_provider (ctx, ops->name))
+  if (berth_ctx_find_registered (ctx, ops->name))
     return berth_error_set (reterr, BERTH_E_PLUGIN, "%s: a backend named '%s' is already registered", origin, ops->name);
   p = calloc (1, sizeof *p);
   v = realloc (ctx->providers, (ctx->n_providers + 1) * sizeof *v);
@@ -110,13 +112,7 @@ berth_ctx_unref (berth_ctx *ctx)
       free (ctx->providers[i]);
     }
   for (size_t i = 0; i < ctx->n_plugins; i++)
-    {
-      free (ctx->plugins[i].name);
-      free (ctx->plugins[i].version);
-      free (ctx->plugins[i].description);
-      free (ctx->plugins[i].path);
-      free (ctx->plugins[i].status);
-    }
+    berth_plugin_info_clear (&ctx->plugins[i]);
   free (ctx->plugins);
   free (ctx->providers);
   free (ctx->names);
@@ -143,12 +139,14 @@ berth_ctx_load_config (berth_ctx *ctx, const char *extra, berth_error **reterr)
     return r;
   if (extra && (r = berth_config_merge_file (ctx->config, extra, true, reterr)) < 0)
     return r;
-  if (!ctx->modules_loaded)
-    {
-      ctx->modules_loaded = true;
-      berth_load_modules (ctx, BERTH_MODULEDIR);
-      berth_load_plugins (ctx);
-    }
+  /* Nothing is loaded here: the scan of modules and plugins (it needs
+     plugins.enabled) runs on first use, and each library is loaded only
+     when its backend is looked up (berth_ctx_find_provider) or when a
+     listing asks for all (berth_ctx_load_providers).  The configuration
+     check needs no provider: the schema of the known keys is a table
+     (config.c), and unknown keys are ignored, so a backend's settings are
+     validated the same whether or not its module is loaded.  */
+  ctx->config_loaded = true;
   return 0;
 }
 
@@ -180,13 +178,32 @@ berth_config_user_set (const char *path, const char *value, berth_error **reterr
   return berth_config_set_in_file (file, path, value, reterr);
 }
 
-BERTH_EXPORT berth_provider *
-berth_ctx_find_provider (berth_ctx *ctx, const char *name)
+BERTH_INTERNAL berth_provider *
+berth_ctx_find_registered (berth_ctx *ctx, const char *name)
 {
   for (size_t i = 0; name && i < ctx->n_providers; i++)
     if (strcmp (ctx->providers[i]->ops->name, name) == 0)
       return ctx->providers[i];
   return NULL;
+}
+
+BERTH_EXPORT berth_provider *
+berth_ctx_find_provider (berth_ctx *ctx, const char *name)
+{
+  berth_provider *p = berth_ctx_find_registered (ctx, name);
+  if (p || name == NULL)
+    return p;
+  /* Load just the module or plugin of that name (DESIGN 5).  */
+  berth_ctx_scan (ctx);
+  berth_load_named (ctx, name);
+  return berth_ctx_find_registered (ctx, name);
+}
+
+BERTH_EXPORT int
+berth_ctx_load_providers (berth_ctx *ctx)
+{
+  berth_ctx_scan (ctx);
+  return berth_load_all (ctx);
 }
 
 BERTH_EXPORT berth_provider *
@@ -203,8 +220,20 @@ berth_ctx_provider_names (berth_ctx *ctx)
   berth_buf b = { 0 };
   if (ctx->names)
     return ctx->names;
+  /* The registered ones, then those that would load on use (named
+     without loading them: an error message never runs a library).  */
+  berth_ctx_scan (ctx);
   for (size_t i = 0; i < ctx->n_providers; i++)
     berth_buf_printf (&b, "%s%s", i ? ", " : "", ctx->providers[i]->ops->name);
+  for (size_t i = 0; i < ctx->n_plugins; i++)
+    {
+      const berth_plugin_info *pi = &ctx->plugins[i];
+      bool seen = !pi->pending || berth_ctx_find_registered (ctx, pi->name);
+      for (size_t j = 0; !seen && j < i; j++)
+        seen = ctx->plugins[j].pending && strcmp (ctx->plugins[j].name, pi->name) == 0;
+      if (!seen)
+        berth_buf_printf (&b, "%s%s", b.len ? ", " : "", pi->name);
+    }
   ctx->names = berth_buf_steal (&b);
   return ctx->names;
 }

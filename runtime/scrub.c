@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* scrub.c: which environment variables never reach a spawned process.
-   The built-in credential list, plus every provider's strip_env_keys,
-   minus the names the user allow-listed in terminal.env_passthrough.  */
+   The built-in credential list, plus every loaded provider's
+   strip_env_keys and those enabled plugins declare in plugin.yaml, minus the names the user allow-listed in terminal.env_passthrough.  */
 #include "config.h"
 
 #include <fnmatch.h>
@@ -52,6 +52,16 @@ berth_ctx_env_is_stripped (berth_ctx *ctx, const char *name)
     {
       const char *const *keys = ctx->providers[i]->ops->strip_env_keys;
       for (size_t k = 0; keys && keys[k]; k++)
+        if (fnmatch (keys[k], name, 0) == 0)
+          return true;
+    }
+  /* Enabled plugins load only when used: their plugin.yaml declares the
+     keys for the commands of every other backend.  */
+  berth_ctx_scan (ctx);
+  for (size_t i = 0; i < ctx->n_plugins; i++)
+    {
+      const char *const *keys = (const char *const *) ctx->plugins[i].strip_env_keys;
+      for (size_t k = 0; ctx->plugins[i].enabled && keys && keys[k]; k++)
         if (fnmatch (keys[k], name, 0) == 0)
           return true;
     }

@@ -73,7 +73,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   fclose (f);
 
   berth_ctx ctx = { .config = cfg };
-  berth_load_plugins (&ctx);
+  berth_scan_plugins (&ctx);
   /* fz and absent, each once, each with a one-line status.  */
   if (ctx.n_plugins != 2)
     __builtin_trap ();
@@ -83,11 +83,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (p->loaded || p->status == NULL || p->status[0] == '\0' || strchr (p->status, '\n')
           || strlen (p->status) > 400 || p->name == NULL || p->path == NULL)
         __builtin_trap ();
-      free (p->name);
-      free (p->version);
-      free (p->description);
-      free (p->path);
-      free (p->status);
+      berth_plugin_info_clear (p);
     }
   free (ctx.plugins);
   return 0;

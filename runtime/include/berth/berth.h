@@ -73,7 +73,9 @@ BERTH_EXPORT int berth_ctx_new (berth_ctx **ret, berth_error **reterr);
 BERTH_EXPORT berth_ctx *berth_ctx_unref (berth_ctx *ctx);
 BERTH_EXPORT void berth_ctx_set_log (berth_ctx *ctx, berth_log_fn fn, void *userdata);
 /* Load the layered configuration: system, user, $BERTH_CONFIG, then EXTRA
-   (may be NULL).  Also loads modules and enabled plugins.  */
+   (may be NULL).  Loads no module or plugin: those load on first use of
+   their backend (berth_ctx_find_provider), or all at once with
+   berth_ctx_load_providers.  */
 BERTH_EXPORT int berth_ctx_load_config (berth_ctx *ctx, const char *extra, berth_error **reterr);
 BERTH_EXPORT const berth_config *berth_ctx_config (const berth_ctx *ctx);
 /* `berth config get`: the merged value at a dotted PATH rendered as text
@@ -85,10 +87,21 @@ BERTH_EXPORT char *berth_config_user_path (void);
    rest of it; the result is validated before it is written.  */
 BERTH_EXPORT int berth_config_user_set (const char *path, const char *value, berth_error **reterr);
 
+/* The backend NAME, or NULL.  Loads its module or enabled plugin (only
+   that one) when it is not loaded yet; a failure is recorded for
+   berth_ctx_find_plugin.  */
 BERTH_EXPORT berth_provider *berth_ctx_find_provider (berth_ctx *ctx, const char *name);
-/* Iterate: *cursor starts at 0; returns NULL at the end.  */
+/* Load every module and enabled plugin, for listings (`berth backends`,
+   `doctor`, `plugins list`).  A library that crashes while loading takes
+   the process down: only listings and commands using it do this.
+   Returns how many could not be loaded (their reasons: <berth/plugins.h>). */
+BERTH_EXPORT int berth_ctx_load_providers (berth_ctx *ctx);
+/* Iterate the registered (built-in and loaded) providers: *cursor starts
+   at 0; returns NULL at the end.  Call berth_ctx_load_providers first to
+   see them all.  */
 BERTH_EXPORT berth_provider *berth_ctx_next_provider (berth_ctx *ctx, size_t *cursor);
-/* Comma-separated names of the available backends, for error messages.  */
+/* Comma-separated names of the available backends (loaded or loadable,
+   named without loading them), for error messages.  */
 BERTH_EXPORT const char *berth_ctx_provider_names (berth_ctx *ctx);
 
 /* Provider flags (DESIGN 3.1), consulted as data.  */
@@ -129,9 +142,10 @@ BERTH_EXPORT const char *berth_provider_setup_instructions (berth_provider *p);
 typedef void (*berth_check_fn) (void *userdata, const char *name, bool ok, const char *detail, const char *fix);
 BERTH_EXPORT int berth_provider_doctor (berth_provider *p, berth_check_fn fn, void *userdata);
 
-/* The union of every provider's strip_env_keys plus the built-in credential
-   list, minus terminal.env_passthrough: true when NAME must not reach a
-   spawned process.  */
+/* The union of every loaded provider's strip_env_keys, those declared by
+   enabled plugins in plugin.yaml, and the built-in credential list, minus
+   terminal.env_passthrough: true when NAME must not reach a spawned
+   process.  */
 BERTH_EXPORT bool berth_ctx_env_is_stripped (berth_ctx *ctx, const char *name);
 
 /* ---- environments ---- */

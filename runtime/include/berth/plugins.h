@@ -2,12 +2,14 @@
 /* plugins.h: what was found in the module directories and the plugin
    directory, and enabling or disabling a plugin (see berth-provider(7)).
 
-   Modules ($(pkglibdir)/modules, $BERTH_MODULEDIR) are always loaded.
-   Plugins live in $XDG_DATA_HOME/berth/plugins/NAME/ ($BERTH_PLUGINDIR
-   overrides the parent directory) (plugin.yaml plus
-   the library it names) and are loaded only when NAME is listed in
-   plugins.enabled of the configuration.  A module or plugin that cannot
-   be loaded never stops the others: it is listed with a one-line reason. */
+   Modules ($(pkglibdir)/modules, $BERTH_MODULEDIR) are always enabled;
+   a module's file is named after its backend (NAME.so).  Plugins live in
+   $XDG_DATA_HOME/berth/plugins/NAME/ ($BERTH_PLUGINDIR overrides the
+   parent directory) (plugin.yaml plus the library it names) and are
+   enabled when NAME is listed in plugins.enabled of the configuration.
+   Either is loaded only when its backend is used (berth_ctx_find_provider)
+   or by berth_ctx_load_providers.  A module or plugin that cannot be
+   loaded never stops the others: it is listed with a one-line reason. */
 #ifndef BERTH_PLUGINS_H
 #define BERTH_PLUGINS_H
 
@@ -19,8 +21,10 @@ extern "C" {
 
 typedef struct berth_plugin_info berth_plugin_info; /* borrowed from its ctx */
 
-/* Iterate modules and plugins seen by berth_ctx_load_config, plugins
-   in name order after modules: *cursor starts at 0; NULL at the end.  */
+/* Iterate the modules and plugins found (no library is loaded for this),
+   plugins in name order after modules: *cursor starts at 0; NULL at the
+   end.  One not used yet says "not loaded yet": call
+   berth_ctx_load_providers first for every final status.  */
 BERTH_EXPORT const berth_plugin_info *berth_ctx_next_plugin (berth_ctx *ctx, size_t *cursor);
 
 /* The record of the plugin (or module) named NAME, or NULL: lets an
@@ -53,9 +57,10 @@ BERTH_EXPORT char *berth_plugins_dir (void);
    already in that state.  Takes effect for contexts loaded afterwards.  */
 BERTH_EXPORT int berth_plugins_set_enabled (berth_ctx *ctx, const char *name, bool enable, berth_error **reterr);
 
-/* For `berth doctor`: one check per module and plugin ("plugin NAME" /
-   "module NAME"); a module, or an enabled plugin, that did not load fails
-   with its reason and a fix.  Returns how many checks failed.  */
+/* For `berth doctor`: loads all (berth_ctx_load_providers), then one
+   check per module and plugin ("plugin NAME" / "module NAME"); a module,
+   or an enabled plugin, that did not load fails with its reason and a
+   fix.  Returns how many checks failed.  */
 BERTH_EXPORT int berth_plugins_doctor (berth_ctx *ctx, berth_check_fn fn, void *userdata);
 
 #ifdef __cplusplus
