@@ -277,6 +277,7 @@ typedef struct create_spec
   char **binds;
   char **labels;
   char *user;
+  char *settings; /* "terminal.KEY=VALUE" lines: what needs a new container */
   docker_create_opts o;
 } create_spec;
 
@@ -288,6 +289,7 @@ create_spec_free (create_spec *s)
   berth_strv_free (s->binds);
   berth_strv_free (s->labels);
   free (s->user);
+  free (s->settings);
 }
 
 static const char *const cmd_sleep[] = { "sleep", "infinity", NULL };
@@ -338,7 +340,8 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
       if (berth_strv_push (&s->binds, vols[i]) < 0)
         return oom (reterr);
     }
-  if (berth_config_bool (cfg, "terminal.docker_mount_cwd_to_workspace", false))
+  bool mount_cwd = berth_config_bool (cfg, "terminal.docker_mount_cwd_to_workspace", false);
+  if (mount_cwd)
     {
       _cleanup_free_ char *cwd = getcwd (NULL, 0);
       _cleanup_free_ char *b = NULL;
@@ -373,6 +376,37 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
     .nano_cpus = cpu > 0 ? (int64_t)(cpu * 1e9) : 0,
     .shm_size = shm,
   };
+
+  /* By the keys a user sets; secrets (docker_env values) only as a digest,
+     the cwd of docker_mount_cwd_to_workspace not at all (it is where the
+     caller happens to be).  */
+  {
+    size_t size = 0;
+    char env_digest[17];
+    _cleanup_free_ char *env_joined = berth_shell_join ((const char *const *)s->env);
+    _cleanup_free_ char *vols_joined = vols ? berth_shell_join ((const char *const *)vols) : strdup ("");
+    FILE *f = open_memstream (&s->settings, &size);
+    if (f == NULL || env_joined == NULL || vols_joined == NULL)
+      {
+        if (f)
+          fclose (f);
+        return oom (reterr);
+      }
+    docker_digest (env_joined, strlen (env_joined), env_digest);
+    fprintf (f, "terminal.docker_image=%s\n", s->image);
+    fprintf (f, "terminal.container_memory=%lld\n", (long long)mem_mb);
+    fprintf (f, "terminal.container_cpu=%g\n", cpu);
+    fprintf (f, "terminal.docker_network=%s\n", s->o.network_none ? "false" : "true");
+    fprintf (f, "terminal.docker_pids_limit=%lld\n", (long long)s->o.pids_limit);
+    fprintf (f, "terminal.docker_shm_size=%lld\n", (long long)shm);
+    fprintf (f, "terminal.docker_run_as_host_user=%s\n", host_user ? "true" : "false");
+    fprintf (f, "terminal.docker_snap_compat=%s\n", snap ? "true" : "false");
+    fprintf (f, "terminal.docker_mount_cwd_to_workspace=%s\n", mount_cwd ? "true" : "false");
+    fprintf (f, "terminal.docker_volumes=%s\n", vols_joined);
+    fprintf (f, "terminal.docker_env=%s\n", *env_joined ? env_digest : "");
+    if (fclose (f) != 0)
+      return oom (reterr);
+  }
   return 0;
 }
 
@@ -580,6 +614,75 @@ remember (berth_env *env, const char *id)
   close (fd);
 }
 
+/* The settings a named environment's container was created with
+   (docker-settings in its state directory), or NULL.  */
+static char *
+settings_file (berth_env *env)
+{
+  const char *dir = berth_env_state_dir (env);
+  char *f = NULL;
+  if (!dir || asprintf (&f, "%s/docker-settings", dir) < 0)
+    return NULL;
+  return f;
+}
+
+static char *
+recorded_settings (berth_env *env)
+{
+  _cleanup_free_ char *f = settings_file (env);
+  char buf[8192];
+  int fd = f ? open (f, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+  ssize_t n;
+  if (fd < 0)
+    return NULL;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return NULL;
+  buf[n] = '\0';
+  return strdup (buf);
+}
+
+static void
+record_settings (berth_env *env, const char *settings)
+{
+  _cleanup_free_ char *f = berth_env_is_persistent (env) ? settings_file (env) : NULL;
+  int fd = f ? open (f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
+  size_t n = strlen (settings);
+  if (fd < 0)
+    return;
+  if (write (fd, settings, n) != (ssize_t)n)
+    berth_logf (env, BERTH_LOG_WARNING, "cannot record the container's settings in %s", f);
+  close (fd);
+}
+
+/* A named environment's container is kept with the settings it was made
+   with: one that needs a new container is refused, never applied by
+   destroying the container's files behind the user's back, nor ignored.
+   FOUND_NETWORK is the container's network mode, DIGEST_MATCHES whether
+   its berth.config label agrees (for containers older than the record).  */
+static int
+check_settings (berth_env *env, const create_spec *s, const char *found_network, bool digest_matches, berth_error **reterr)
+{
+  _cleanup_free_ char *rec = recorded_settings (env);
+  _cleanup_free_ char *changes = rec ? docker_settings_changes (rec, s->settings) : NULL;
+  const char *id = berth_env_id (env);
+  if (rec == NULL && s->o.network_none && (!found_network || strcmp (found_network, "none") != 0))
+    changes = strdup ("terminal.docker_network: true -> false");
+  else if (rec == NULL && !digest_matches)
+    changes = strdup ("terminal.docker_* or the image");
+  if (changes == NULL)
+    {
+      if (rec == NULL)
+        record_settings (env, s->settings);
+      return 0;
+    }
+  return berth_error_set (reterr, -BERTH_E_ENV,
+                          "environment %s was created with other settings (%s): `berth rm %s` applies them (its container and "
+                          "the files in it go), or restore the old values",
+                          id, changes, id);
+}
+
 static bool
 remembered (berth_env *env)
 {
@@ -616,18 +719,13 @@ docker_container_ensure (berth_env *env, docker_env_data *d, berth_error **reter
       if (r > 0)
         {
           bool keep = true;
-          if (s.o.network_none && (!found.network || strcmp (found.network, "none") != 0))
+          if (berth_env_is_persistent (env)
+              && (r = check_settings (env, &s, found.network, found.config && strcmp (found.config, digest) == 0, reterr)) < 0)
             {
-              /* Security first: the configuration asks for no network.  */
-              berth_logf (env, BERTH_LOG_INFO, "docker_network is false but container %.12s has a network: replacing it", found.id);
-              keep = false;
+              docker_container_clear (&found);
+              create_spec_free (&s);
+              return r;
             }
-          else if (!found.config || strcmp (found.config, digest) != 0)
-            /* Another process (another tool, the stream bridge) may run
-               with another configuration: never destroy the environment
-               behind its back.  */
-            berth_logf (env, BERTH_LOG_DEBUG, "container %.12s was created with another docker configuration; `berth rm %s` applies the current one",
-                        found.id, berth_env_id (env));
           if (keep && strcmp (found.state, "running") != 0)
             {
               berth_error *err = NULL;
@@ -664,6 +762,8 @@ docker_container_ensure (berth_env *env, docker_env_data *d, berth_error **reter
 
   char *id = NULL;
   r = container_create (env, d, &s, &id, reterr);
+  if (r >= 0)
+    record_settings (env, s.settings);
   create_spec_free (&s);
   if (r < 0)
     return r;
@@ -731,7 +831,12 @@ docker_container_gc (const berth_config *cfg, int64_t lifetime, berth_error **re
   int r = docker_client_new (&c, reterr);
   if (r < 0)
     return r;
-  static const char *const labels[] = { "berth=1", NULL };
+  /* Only this user's throw-away containers: a named environment's
+     container, stopped or not, goes with `berth rm` alone, and another
+     user's are theirs.  */
+  char l_uid[64];
+  snprintf (l_uid, sizeof l_uid, "berth.uid=%u", (unsigned)getuid ());
+  const char *const labels[] = { "berth=1", "berth.persistent=0", l_uid, NULL };
   _cleanup_free_ char *filters = NULL, *esc = NULL, *path = NULL;
   if (docker_json_filters (labels, NULL, &filters) < 0 || !(esc = docker_url_escape (filters))
       || asprintf (&path, "/containers/json?all=1&filters=%s", esc) < 0)

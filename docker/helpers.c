@@ -205,3 +205,62 @@ docker_version_cmp (const char *a, const char *b)
     return na < nb ? -1 : 1;
   return 0;
 }
+
+/* The value of KEY in a settings record, as a length; NULL when absent.  */
+static const char *
+settings_value (const char *rec, const char *key, size_t keylen, size_t *ret_len)
+{
+  for (const char *l = rec; l && *l;)
+    {
+      const char *end = strchr (l, '\n');
+      size_t n = end ? (size_t) (end - l) : strlen (l);
+      if (n > keylen && strncmp (l, key, keylen) == 0 && l[keylen] == '=')
+        {
+          *ret_len = n - keylen - 1;
+          return l + keylen + 1;
+        }
+      l = end ? end + 1 : l + n;
+    }
+  return NULL;
+}
+
+/* Append "KEY: OLD -> NEW" for KEY if it differs between A and B.  */
+static void
+settings_compare_key (FILE *out, bool *first, const char *key, size_t keylen, const char *a, const char *b)
+{
+  size_t la = 0, lb = 0;
+  const char *va = settings_value (a, key, keylen, &la), *vb = settings_value (b, key, keylen, &lb);
+  if (va && vb && la == lb && memcmp (va, vb, la) == 0)
+    return;
+  fprintf (out, "%s%.*s: %.*s -> %.*s", *first ? "" : ", ", (int) keylen, key, va ? (int) la : 7, va ? va : "(unset)",
+           vb ? (int) lb : 7, vb ? vb : "(unset)");
+  *first = false;
+}
+
+char *
+docker_settings_changes (const char *recorded, const char *current)
+{
+  char *buf = NULL;
+  size_t size = 0;
+  bool first = true;
+  FILE *out = open_memstream (&buf, &size);
+  if (out == NULL)
+    abort ();
+  /* every key of either record, each once */
+  for (int pass = 0; pass < 2; pass++)
+    for (const char *l = pass ? current : recorded; l && *l;)
+      {
+        const char *end = strchr (l, '\n'), *eq = strchr (l, '=');
+        size_t n = end ? (size_t) (end - l) : strlen (l), dummy;
+        if (eq && eq < l + n && (pass == 0 || settings_value (recorded, l, (size_t) (eq - l), &dummy) == NULL))
+          settings_compare_key (out, &first, l, (size_t) (eq - l), recorded, current);
+        l = end ? end + 1 : l + n;
+      }
+  fclose (out);
+  if (first)
+    {
+      free (buf);
+      return NULL;
+    }
+  return buf;
+}

@@ -26,5 +26,9 @@ void docker_digest (const void *data, size_t len, char out[17]);
 bool docker_env_name_valid (const char *s, size_t len);
 /* "1.41" < "1.9"?  Compares dotted API versions numerically.  */
 int docker_version_cmp (const char *a, const char *b);
+/* Two settings records ("KEY=VALUE" lines): NULL when they agree, else
+   "KEY: OLD -> NEW, ..." for every key whose value differs (a key missing
+   on one side shows as "(unset)").  Caller frees.  */
+char *docker_settings_changes (const char *recorded, const char *current);
 
 #endif

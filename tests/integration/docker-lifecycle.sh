@@ -81,20 +81,50 @@ check "berth rm removes the container" [ "$rc" = 0 -a -z "$(env_containers "$E")
 b rm "$E2" >/dev/null 2>&1
 
 # ---- gc: exited berth containers older than the lifetime
-gcid=$(docker create --label berth=1 --label "berth.env=$P-gc" berth-test:latest true)
+TA=(--label berth=1 --label berth.persistent=0 --label "berth.uid=$(id -u)")
+gcid=$(docker create "${TA[@]}" --label "berth.env=$P-gc" berth-test:latest true)
 docker start "$gcid" >/dev/null; docker wait "$gcid" >/dev/null
-keep=$(docker run -d --label berth=1 --label "berth.env=$P-gcrun" berth-test:latest sleep 60)
+keep=$(docker run -d "${TA[@]}" --label "berth.env=$P-gcrun" berth-test:latest sleep 60)
+# A user's stopped named environment, and another user's leftover: not ours to reap.
+named=$(docker create --label berth=1 --label berth.persistent=1 --label "berth.uid=$(id -u)" --label "berth.env=$P-gcnamed" berth-test:latest true)
+other=$(docker create --label berth=1 --label berth.persistent=0 --label "berth.uid=4242" --label "berth.env=$P-gcother" berth-test:latest true)
+for x in "$named" "$other"; do docker start "$x" >/dev/null; docker wait "$x" >/dev/null; done
 write_config "$TDIR/gc.yaml" "lifetime_seconds: 1"
 sleep 2
 "$BERTH" --config "$TDIR/gc.yaml" gc > "$TDIR/gc.out" 2>&1; rc=$?
 check "gc removes an exited berth container older than the lifetime" [ "$rc" = 0 -a -z "$(env_containers "$P-gc")" ]
 check "gc leaves running ones" [ -n "$(env_containers "$P-gcrun")" ]
-docker rm -f "$keep" >/dev/null
-gcid=$(docker create --label berth=1 --label "berth.env=$P-gc2" berth-test:latest true)
+check "gc leaves a stopped named environment's container (only berth rm removes it)" [ -n "$(env_containers "$P-gcnamed")" ]
+check "gc leaves another user's containers" [ -n "$(docker ps -aq --filter "label=berth.env=$P-gcother")" ]
+docker rm -f "$keep" "$named" "$other" >/dev/null
+gcid=$(docker create "${TA[@]}" --label "berth.env=$P-gc2" berth-test:latest true)
 docker start "$gcid" >/dev/null; docker wait "$gcid" >/dev/null
 write_config "$TDIR/gc.yaml" "lifetime_seconds: 3600"
 "$BERTH" --config "$TDIR/gc.yaml" gc >/dev/null 2>&1
 check "gc keeps exited ones younger than the lifetime" [ -n "$(env_containers "$P-gc2")" ]
+
+# ---- settings that need a new container: refused, never silent (issue 11 item 12)
+ES=$P-set
+b exec -e "$ES" -- 'echo precious > /root/data' >/dev/null
+ids=$(env_containers "$ES")
+write_config "$TDIR/mem.yaml" "docker_pids_limit: 100"
+out=$("$BERTH" --config "$TDIR/mem.yaml" exec -e "$ES" -- 'cat /root/data' 2>&1); rc=$?
+check "a changed docker_pids_limit is refused (125) naming the key and berth rm" \
+  eval '[ "$rc" = 125 ] && [[ "$out" == *"terminal.docker_pids_limit: 256 -> 100"* && "$out" == *"berth rm $ES"* ]]'
+diag "$out"
+write_config "$TDIR/net.yaml" "docker_network: false"
+out=$("$BERTH" --config "$TDIR/net.yaml" exec -e "$ES" -- 'cat /root/data' 2>&1); rc=$?
+check "a changed docker_network is refused, not applied by destroying the container" \
+  eval '[ "$rc" = 125 ] && [[ "$out" == *"terminal.docker_network: true -> false"* ]]'
+out=$(b exec -e "$ES" --image 127.0.0.1:5000/berth-test:latest -- 'cat /root/data' 2>&1); rc=$?
+check "--image on an existing environment is refused" eval '[ "$rc" = 125 ] && [[ "$out" == *"terminal.docker_image: berth-test:latest -> "* ]]'
+out=$(b exec -e "$ES" -- 'cat /root/data' 2>&1)
+check "the environment is untouched: same container, its files, its image" \
+  [ "$out" = precious -a "$(env_containers "$ES")" = "$ids" ]
+b rm "$ES" >/dev/null 2>&1
+out=$("$BERTH" --config "$TDIR/mem.yaml" exec -e "$ES" -- 'cat /root/data 2>/dev/null || echo fresh' 2>&1)
+check "after berth rm the new setting applies" [ "$out" = fresh ]
+b rm "$ES" >/dev/null 2>&1
 
 # ---- images: pulled from the registry when missing
 REG=127.0.0.1:5000

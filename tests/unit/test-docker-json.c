@@ -504,6 +504,33 @@ test_sizes_times_versions (void **state)
   assert_string_not_equal (d1, d2);
 }
 
+/* What a named environment's container was created with against the
+   current settings (docker_settings_changes).  */
+static void
+test_settings_changes (void **state)
+{
+  (void) state;
+  const char *a = "terminal.docker_image=debian:12\nterminal.container_memory=5120\nterminal.docker_network=true\n";
+  assert_null (docker_settings_changes (a, a));
+  char *c = docker_settings_changes (a, "terminal.docker_image=debian:12\nterminal.container_memory=1024\nterminal.docker_network=true\n");
+  assert_string_equal (c, "terminal.container_memory: 5120 -> 1024");
+  free (c);
+  c = docker_settings_changes (a, "terminal.docker_image=alpine\nterminal.container_memory=5120\nterminal.docker_network=false\n");
+  assert_string_equal (c, "terminal.docker_image: debian:12 -> alpine, terminal.docker_network: true -> false");
+  free (c);
+  /* a key only one side has, and a key that is a prefix of another */
+  c = docker_settings_changes ("terminal.x=1\n", "terminal.x=1\nterminal.xy=2\n");
+  assert_string_equal (c, "terminal.xy: (unset) -> 2");
+  free (c);
+  c = docker_settings_changes ("terminal.x=1\nterminal.gone=3", "terminal.x=1\n");
+  assert_string_equal (c, "terminal.gone: 3 -> (unset)");
+  free (c);
+  /* an empty value is a value */
+  c = docker_settings_changes ("terminal.docker_env=\n", "terminal.docker_env=abc\n");
+  assert_string_equal (c, "terminal.docker_env:  -> abc");
+  free (c);
+}
+
 int
 main (void)
 {
@@ -521,6 +548,7 @@ main (void)
     cmocka_unit_test (test_labels),
     cmocka_unit_test (test_image_split),
     cmocka_unit_test (test_sizes_times_versions),
+    cmocka_unit_test (test_settings_changes),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
