@@ -148,7 +148,7 @@ is "$(cat "$TEST_TMP/sig.out" "$TEST_TMP/sig.err")" "" "… with no noise from b
 r=$(bj -e "$T" -- 'cd /tmp; kill -SEGV $$')
 is "$(field "$r" exit_code)" 139 "--json: exit_code 139"
 is "$(field "$r" cwd)" /tmp "… and the state is still recorded"
-bx -e "$T" -- "exec -a berth-yes-$TAG yes" 2>"$TEST_TMP/pipe.err" | head -n1 >/dev/null
+bx -e "$T" -- "yes berth-yes-$TAG" 2>"$TEST_TMP/pipe.err" | head -n1 >/dev/null
 is "${PIPESTATUS[0]}" 141 "stdout closed by its reader (| head -1): exit 141"
 is "$(cat "$TEST_TMP/pipe.err")" "" "… quietly"
 is "$(out "$(bj -e "$T" -- "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -o 'berth-ye[s]-$TAG' | wc -l")" | tr -d ' ')" 0 "… and the command's tree is stopped where it ran"
