@@ -2,6 +2,9 @@
 /* Loader tests: every bad plugin or module gives a one-line reason and
    never a crash, the other backends keep working, a plugin's
    strip_env_keys join the union, unknown trailing fields are ignored.
+   Lazy loading: a command maps only the library of the backend it uses,
+   so an enabled plugin whose constructor aborts (crashy) breaks nothing
+   that does not use it.
 
    The fixture libraries are built from tests/fixtures/plugins/fixture.c
    (check_LTLIBRARIES, sdk/Makemodule.am); this test assembles an
@@ -58,6 +61,9 @@ static const struct
   { "escape", NULL, NULL, true },
   { "idle", "idle.so", "goodplug.so", false },
   { "greedy", "greedy.so", "greedy.so", true },
+  { "greedy_yaml", "greedy_yaml.so", "goodplug.so", true },
+  /* Enabled only by test_crashing_plugin_unused (it aborts when loaded). */
+  { "crashy", "crashy.so", "crashy.so", false },
 };
 
 /* Each rejected plugin and a piece of its reason.  */
@@ -81,6 +87,7 @@ static const struct
   { "escape", "inside the plugin directory" },
   { "ghost", "not installed" },
   { "greedy", "narrow glob" },
+  { "greedy_yaml", "plugin.yaml: strip_env_keys entry 'A*'" },
 };
 
 static void
@@ -129,7 +136,7 @@ write_config (const char *enabled)
 
 static const char default_enabled[] =
   "[goodplug, bigplug, bad_abi, wrong_size, docker, dupe, no_entry, unresolved, missing_lib,"
-  " malformed, no_yaml, wrong_kind, too_new, mismatch, escape, ghost, greedy]";
+  " malformed, no_yaml, wrong_kind, too_new, mismatch, escape, ghost, greedy, greedy_yaml]";
 
 static int
 group_setup (void **state)
@@ -223,8 +230,9 @@ group_teardown (void **state)
   return 0;
 }
 
+/* A context as a command gets it: nothing loaded until used.  */
 static berth_ctx *
-load_ctx (const char *extra)
+lazy_ctx (const char *extra)
 {
   berth_ctx *ctx = NULL;
   berth_error *err = NULL;
@@ -235,6 +243,33 @@ load_ctx (const char *extra)
   if (r < 0)
     fail_msg ("berth_ctx_load_config: %s", berth_error_message (err));
   return ctx;
+}
+
+/* A context as a listing gets it: every module and plugin loaded.  */
+static berth_ctx *
+load_ctx (const char *extra)
+{
+  berth_ctx *ctx = lazy_ctx (extra);
+  berth_ctx_load_providers (ctx);
+  return ctx;
+}
+
+/* Whether the fixture library SO (e.g. "goodplug.so") is mapped here.  */
+static bool
+mapped (const char *so)
+{
+  char line[8192], want[4096];
+  bool found = false;
+  snprintf (want, sizeof want, "%s/%s\n", FIXTURE_LIBDIR, so);
+  FILE *f = fopen ("/proc/self/maps", "re");
+  assert_non_null (f);
+  while (!found && fgets (line, sizeof line, f))
+    {
+      size_t n = strlen (line), w = strlen (want);
+      found = n >= w && strcmp (line + n - w, want) == 0;
+    }
+  fclose (f);
+  return found;
 }
 
 static const berth_plugin_info *
@@ -360,7 +395,15 @@ test_modules (void **state)
 static void
 test_strip_env_keys_union (void **state)
 {
-  berth_ctx *ctx = load_ctx (NULL);
+  /* Declared in plugin.yaml: stripped while goodplug is not loaded.  */
+  berth_ctx *ctx = lazy_ctx (NULL);
+  assert_true (berth_ctx_env_is_stripped (ctx, "GOODPLUG_LICENSE"));
+  assert_true (berth_ctx_env_is_stripped (ctx, "FIXTURE_GLOB_ANYTHING"));
+  assert_false (berth_ctx_env_is_stripped (ctx, "FIXTURE_PLUGIN_UNRELATED"));
+  assert_false (mapped ("goodplug.so"));
+  berth_ctx_unref (ctx);
+
+  ctx = load_ctx (NULL);
   assert_true (berth_ctx_env_is_stripped (ctx, "GOODPLUG_LICENSE"));
   assert_false (berth_ctx_env_is_stripped (ctx, "FIXTURE_PLUGIN_UNRELATED"));
   /* Globs of names work too.  */
@@ -409,7 +452,7 @@ test_others_keep_working (void **state)
      process of any backend.  */
   setenv ("GOODPLUG_LICENSE", "s3cret-value", 1);
   setenv ("FIXTURE_PLUGIN_UNRELATED", "visible", 1);
-  berth_ctx *ctx = load_ctx (NULL);
+  berth_ctx *ctx = lazy_ctx (NULL); /* local runs first, goodplug unloaded */
   const char *cmd = "echo \"hi ${GOODPLUG_LICENSE-unset} ${FIXTURE_PLUGIN_UNRELATED-unset}\"";
   const char *backends[] = { "local", "goodplug", "bigplug", "dupe" };
   for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
@@ -555,10 +598,103 @@ test_no_plugin_dir (void **state)
   free (data);
 }
 
+static void
+test_lazy (void **state)
+{
+  /* Runs first: nothing of the fixtures is mapped yet.  */
+  berth_ctx *ctx = lazy_ctx (NULL);
+  assert_non_null (berth_ctx_find_provider (ctx, "local"));
+  int code = -1;
+  char *out = run (ctx, "local", "echo lazy", &code);
+  assert_string_equal (out, "lazy\n");
+  free (out);
+  const char *libs[] = { "goodplug.so", "bigplug.so", "dupe.so", "bad_abi.so", "wrong_size.so", "greedy.so" };
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+    if (mapped (libs[i]))
+      fail_msg ("a local command mapped %s", libs[i]);
+
+  /* Known by name before loading, listed as not loaded yet.  */
+  const berth_plugin_info *p = find_info (ctx, "goodplug", false);
+  assert_non_null (p);
+  assert_true (berth_plugin_enabled (p));
+  assert_false (berth_plugin_loaded (p));
+  assert_string_equal (berth_plugin_status (p), "not loaded yet");
+  assert_string_equal (berth_plugin_version (p), "1.2.3");
+  const char *names = berth_ctx_provider_names (ctx);
+  assert_non_null (strstr (names, "goodplug"));
+  assert_non_null (strstr (names, "bigplug"));
+  assert_false (mapped ("goodplug.so") || mapped ("bigplug.so"));
+  /* Already rejected by the scan (bad plugin.yaml): never listed.  */
+  assert_null (strstr (names, "malformed"));
+
+  /* Using a backend loads its library, and only it.  */
+  berth_provider *prov = berth_ctx_find_provider (ctx, "goodplug");
+  assert_non_null (prov);
+  assert_true (mapped ("goodplug.so"));
+  assert_false (mapped ("bigplug.so"));
+  assert_true (berth_plugin_loaded (p));
+  assert_string_equal (berth_plugin_status (p), "loaded");
+  assert_ptr_equal (berth_ctx_find_provider (ctx, "goodplug"), prov);
+
+  /* The module of a name wins over the plugin of that name.  */
+  prov = berth_ctx_find_provider (ctx, "dupe");
+  assert_non_null (prov);
+  assert_non_null (strstr (berth_provider_origin (prov), "/modules/dupe.so"));
+  assert_string_equal (berth_plugin_status (find_info (ctx, "dupe", false)), "not loaded yet");
+
+  /* A broken one fails on use with its reason, for the error message.  */
+  assert_null (berth_ctx_find_provider (ctx, "bad_abi"));
+  p = berth_ctx_find_plugin (ctx, "bad_abi");
+  assert_non_null (strstr (berth_plugin_status (p), "ABI 999"));
+  assert_null (strstr (berth_ctx_provider_names (ctx), "bad_abi"));
+  assert_false (mapped ("bigplug.so"));
+
+  /* Listing loads the rest; every rejection and the broken module count. */
+  int failed = berth_ctx_load_providers (ctx);
+  assert_int_equal (failed, (int) (sizeof rejected / sizeof rejected[0]) + 1);
+  assert_true (mapped ("bigplug.so"));
+  assert_string_equal (berth_plugin_status (find_info (ctx, "bigplug", false)), "loaded");
+  assert_non_null (strstr (berth_plugin_status (find_info (ctx, "dupe", false)), "already registered"));
+  assert_int_equal (berth_ctx_load_providers (ctx), failed); /* idempotent */
+  berth_ctx_unref (ctx);
+}
+
+static void
+test_crashing_plugin_unused (void **state)
+{
+  /* crashy aborts in its constructor: enabled, it must not be loaded by
+     anything but a use of its backend or a listing.  */
+  char *extra = path_join (root, "crashy.yaml");
+  write_file (extra, "plugins:\n  enabled: [goodplug, crashy]\n");
+  berth_ctx *ctx = lazy_ctx (extra);
+  int code = -1;
+  char *out = run (ctx, "local", "echo alive", &code);
+  assert_string_equal (out, "alive\n");
+  free (out);
+  out = run (ctx, "goodplug", "echo alive", &code);
+  assert_string_equal (out, "alive\n");
+  free (out);
+  assert_true (berth_ctx_env_is_stripped (ctx, "GOODPLUG_LICENSE"));
+  assert_non_null (strstr (berth_ctx_provider_names (ctx), "crashy"));
+  const berth_plugin_info *p = berth_ctx_find_plugin (ctx, "crashy");
+  assert_non_null (p);
+  assert_true (berth_plugin_enabled (p));
+  assert_string_equal (berth_plugin_status (p), "not loaded yet");
+  assert_false (mapped ("crashy.so"));
+  /* Disabling it loads nothing.  */
+  assert_int_equal (berth_plugins_set_enabled (ctx, "crashy", false, NULL), 1);
+  assert_false (mapped ("crashy.so"));
+  berth_ctx_unref (ctx);
+  free (extra);
+  write_config (default_enabled);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_lazy), /* first: checks what is mapped */
+    cmocka_unit_test (test_crashing_plugin_unused),
     cmocka_unit_test (test_each_rejection_has_one_line_reason),
     cmocka_unit_test (test_reserved_names_the_plugin),
     cmocka_unit_test (test_good_plugins_load),
