@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fuzz-plugin-yaml: libFuzzer target for plugin.yaml handling in the
  * loader (runtime/loader.c): the input is written as
- * $BERTH_PLUGINDIR/fz/plugin.yaml of an enabled plugin "fz" and loaded.
+ * $BERTH_PLUGINDIR/fz/plugin.yaml of an enabled plugin "fz" and scanned.
  * Whatever it holds, the loader must record exactly one status line for
  * it, never crash, never leak, never load anything (no library exists).
  *
@@ -21,6 +21,12 @@ int
 berth_ctx_register (berth_ctx *ctx, const berth_provider_ops *ops, const char *origin, void *dl, bool is_plugin, berth_error **reterr)
 {
   __builtin_trap ();
+}
+
+berth_provider *
+berth_ctx_find_registered (berth_ctx *ctx, const char *name)
+{
+  return NULL;
 }
 
 bool
