@@ -195,7 +195,7 @@ group_setup (void **state)
   mkdir_ok (d);
   free (d);
 
-  /* Modules: a good third-party one (dupe), and a broken one.  */
+  /* Modules: a good third-party one (dupe), and two broken ones.  */
   snprintf (modules, sizeof modules, "%s/modules", root);
   mkdir_ok (modules);
   d = path_join (modules, "dupe.so");
@@ -203,6 +203,10 @@ group_setup (void **state)
   free (d);
   d = path_join (modules, "badmod.so");
   assert_int_equal (symlink (FIXTURE_LIBDIR "/bad_abi.so", d), 0);
+  free (d);
+  /* A module file not named after its backend (it provides "dupe").  */
+  d = path_join (modules, "renamed.so");
+  assert_int_equal (symlink (FIXTURE_LIBDIR "/dupe.so", d), 0);
   free (d);
   d = path_join (modules, "README");
   write_file (d, "not a module\n");
@@ -389,6 +393,11 @@ test_modules (void **state)
   assert_false (berth_plugin_loaded (m));
   assert_non_null (strstr (berth_plugin_status (m), "ABI 999"));
   assert_null (find_info (ctx, "README", true));
+  m = find_info (ctx, "renamed", true);
+  assert_non_null (m);
+  assert_false (berth_plugin_loaded (m));
+  assert_non_null (strstr (berth_plugin_status (m), "provides 'dupe' but its file is renamed.so"));
+  assert_null (berth_ctx_find_provider (ctx, "renamed"));
   berth_ctx_unref (ctx);
 }
 
@@ -509,8 +518,8 @@ test_doctor (void **state)
   doctor_state s = { 0 };
   int failed = berth_plugins_doctor (ctx, doctor_cb, &s);
   assert_int_equal (failed, s.failed);
-  /* Every rejected plugin, and the broken module.  */
-  assert_int_equal (s.failed, (int) (sizeof rejected / sizeof rejected[0]) + 1);
+  /* Every rejected plugin, and the broken modules.  */
+  assert_int_equal (s.failed, (int) (sizeof rejected / sizeof rejected[0]) + 2);
   assert_true (s.saw_goodplug_ok);
   assert_true (s.saw_bad_abi_failed);
   assert_true (s.saw_idle_ok);
@@ -651,7 +660,7 @@ test_lazy (void **state)
 
   /* Listing loads the rest; every rejection and the broken module count. */
   int failed = berth_ctx_load_providers (ctx);
-  assert_int_equal (failed, (int) (sizeof rejected / sizeof rejected[0]) + 1);
+  assert_int_equal (failed, (int) (sizeof rejected / sizeof rejected[0]) + 2);
   assert_true (mapped ("bigplug.so"));
   assert_string_equal (berth_plugin_status (find_info (ctx, "bigplug", false)), "loaded");
   assert_non_null (strstr (berth_plugin_status (find_info (ctx, "dupe", false)), "already registered"));
