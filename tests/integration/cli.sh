@@ -222,4 +222,15 @@ check "… with the command stopped" bash -c "! pgrep -f '^berth-yes-cli$$' >/de
 "$BERTH" exec --json --max-bytes 4000000 -- 'seq 1 500000' 2>"$TEST_TMP/err" | head -c1 >/dev/null
 is "${PIPESTATUS[0]}" 141 "exec --json | head -c1 exits 141 too"
 is "$(cat "$TEST_TMP/err")" "" "… quietly"
+# An unreadable -C on the host, as a user it is unreadable to (issue 11.7).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  nb=$TEST_TMP/nobody; mkdir -p "$nb/noperm" && chmod 0711 "$TEST_TMP" && chmod 0777 "$nb" && chmod 000 "$nb/noperm"
+  run setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" XDG_STATE_HOME="$nb/s" XDG_CACHE_HOME="$nb/c" XDG_CONFIG_HOME="$nb/cf" XDG_RUNTIME_DIR= \
+    "$BERTH" exec -b local -C "$nb/noperm" -- 'echo ran'
+  is "$rc:$stdout" "125:" "local: -C of a directory without permission exits 125, nothing ran"
+  is "$stderr" "berth: cannot use working directory $nb/noperm: permission denied" "… and says permission denied"
+else
+  ok "local: -C of a directory without permission # SKIP needs root and setpriv to run as nobody"
+  ok "… and says permission denied # SKIP"
+fi
 done_testing
