@@ -413,12 +413,39 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
   return exit_code;
 }
 
+typedef struct
+{
+  const char *name;
+  bool found;
+} find_env;
+
+static void
+find_env_one (void *userdata, const char *name, const char *backend, const char *cwd, int64_t last_used)
+{
+  find_env *f = userdata;
+  (void) backend, (void) cwd, (void) last_used;
+  if (strcmp (name, f->name) == 0)
+    f->found = true;
+}
+
+static bool
+env_exists (berth_ctx *ctx, const char *name)
+{
+  find_env f = { name, false };
+  berth_error *err = NULL;
+  if (berth_env_list (ctx, find_env_one, &f, &err) < 0)
+    berth_error_free (err);
+  return f.found;
+}
+
 static const char prefix_usage[] =
   "Usage: berth exec-prefix -e NAME [-b BACKEND] [--user U] [--no-interactive] [--json]\n"
   "\n"
   "Print the argv that runs whatever words follow it inside environment NAME\n"
-  "with stdin and stdout open (for long-lived processes).  Plain output is one\n"
-  "shell-quoted line; --json prints a JSON array of words.\n";
+  "with stdin and stdout open (for long-lived processes).  NAME must exist.\n"
+  "Plain output is one shell-quoted line, for eval:\n"
+  "  eval \"$(berth exec-prefix -e NAME) bash -c 'server'\"\n"
+  "--json prints a JSON array of words.\n";
 
 int
 cmd_exec_prefix (const cli_opts *o, int argc, char **argv)
@@ -434,6 +461,13 @@ cmd_exec_prefix (const cli_opts *o, int argc, char **argv)
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
+  /* A prefix names an environment that exists: a typo must not make a
+     new (local) one.  */
+  if (!env_exists (ctx, eo.name))
+    {
+      berth_ctx_unref (ctx);
+      return cli_fail ("no environment named '%s' (see berth ls; create it with berth exec -e %s -- true)", eo.name, eo.name);
+    }
   berth_env *env = open_env (ctx, &eo, &exit_code, NULL);
   if (env)
     {

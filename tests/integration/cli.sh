@@ -118,7 +118,15 @@ run "$BERTH" config get terminal.nothing_here
 is "$rc" 125 "config get of an unset key exits 125"
 
 run "$BERTH" exec-prefix -e xp --json
+is "$rc" 125 "exec-prefix of an unknown environment exits 125 (issue 11 item 14)"
+like "$stderr" "*no environment named 'xp'*" "and says so"
+check "and creates nothing" test -z "$("$BERTH" ls --json | jq -r '.[] | select(.name == "xp") | .name')"
+"$BERTH" exec -e xp -- 'echo made' >/dev/null
+run "$BERTH" exec-prefix -e xp --json
 is "$(jq -r 'type' <<<"$stdout")" array "exec-prefix --json prints an argv"
+run "$BERTH" exec-prefix -e xp
+eval "xp=($stdout)"
+is "$(eval "$stdout echo 'a  b' '\$HOME'")" 'a  b $HOME' "the documented eval \"\$(berth exec-prefix -e NAME) CMD\" form passes words unchanged"
 run "$BERTH" exec-prefix
 is "$rc" 125 "exec-prefix without -e exits 125"
 "$BERTH" rm xp >/dev/null 2>&1

@@ -101,7 +101,8 @@ check "timeout: the next command runs" [ "$rc" = 0 -a "$out" = next ]
 out=$(b exec -e "$P-to" -t 3 -- 'sleep 100 >/dev/null 2>&1 & echo started'); rc=$?
 check "a background child holding no pipe does not block" [ "$rc" = 0 -a "$out" = started ]
 
-# ---- exec_prefix: the docker CLI form
+# ---- exec_prefix: the docker CLI form (of an environment that exists)
+b exec -e "$P-px" -- true >/dev/null 2>&1
 line=$(b exec-prefix -e "$P-px" 2>"$TDIR/err"); rc=$?
 check "exec-prefix prints an argv" [ "$rc" = 0 -a -n "$line" ]
 [ "$rc" = 0 ] || diag "$(cat "$TDIR/err")"

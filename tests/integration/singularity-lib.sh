@@ -260,6 +260,7 @@ t_exec_prefix ()
 {
   local name=xp$$ line got
   local -a prefix
+  b exec -b singularity -e "$name" -- true
   b exec-prefix -b singularity -e "$name"
   check "exec_prefix: printed" [ $rc = 0 ]
   line=$(cat "$T/out")

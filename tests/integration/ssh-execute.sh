@@ -5,6 +5,7 @@
 # stderr stay separate, stdin stays open for long-lived processes.
 . "$(dirname "$0")/ssh-lib.sh"
 
+b exec -e px -- true >/dev/null 2>&1
 line=$(b exec-prefix -e px 2>"$TDIR/err"); rc=$?
 check "exec-prefix prints an argv" [ "$rc" = 0 -a -n "$line" ]
 [ "$rc" = 0 ] || diag "rc=$rc $(cat "$TDIR/err")"
@@ -97,6 +98,7 @@ sed -i "s|ssh_user: .*|ssh_user: $BERTH_SSHD_SH_USER|" "$TDIR/sh.yaml"
 out=$("$BERTH" --config "$TDIR/sh.yaml" exec -b ssh -- 'cd /tmp; export X=1; echo "${BASH_VERSION:+bash} $(getent passwd $(id -un) | cut -d: -f7)"' 2>"$TDIR/err"); rc=$?
 check "a /bin/sh login shell still runs commands in bash" [ "$rc" = 0 -a "$out" = "bash /bin/sh" ]
 [ "$rc" = 0 ] || diag "rc=$rc out=$out err=$(cat "$TDIR/err")"
+"$BERTH" --config "$TDIR/sh.yaml" exec -e shp -- true >/dev/null 2>&1
 line=$("$BERTH" --config "$TDIR/sh.yaml" exec-prefix -e shp); eval "shp=($line)"
 "${shp[@]}" bash -c "$script" arg0 "a b" "it's" '$(touch /tmp/pwned)' $'l1\nl2' -n '' >"$TDIR/out" 2>"$TDIR/err"; rc=$?
 check "... and exec_prefix round-trips words through it" [ "$rc" = 0 ] && [ "$(cat "$TDIR/out")" = "$expect" ]
