@@ -18,6 +18,22 @@ BERTH_INTERNAL berth_config *berth_config_free (berth_config *cfg);
 BERTH_INTERNAL int berth_config_merge_file (berth_config *cfg, const char *path, bool must_exist, berth_error **reterr);
 /* Same, from memory; NAME is used in messages.  */
 BERTH_INTERNAL int berth_config_merge_string (berth_config *cfg, const char *name, const char *yaml, size_t len, berth_error **reterr);
+/* Called for each key of a file's terminal section that the schema does
+   not know, with its "file:line:col" and the closest known key (or
+   NULL).  */
+typedef void (*berth_config_warn_fn) (void *userdata, const char *where, const char *key, const char *suggestion);
+BERTH_INTERNAL int berth_config_merge_file_warn (berth_config *cfg, const char *path, bool must_exist, berth_config_warn_fn warn,
+                                                void *userdata, berth_error **reterr);
+BERTH_INTERNAL int berth_config_merge_string_warn (berth_config *cfg, const char *name, const char *yaml, size_t len,
+                                                  berth_config_warn_fn warn, void *userdata, berth_error **reterr);
+/* A berth_config_warn_fn that keeps what it is told in the strv at
+   USERDATA (char ***), for berth_config_unknown_report once the providers
+   can be known: keys named after a plugin or module backend
+   ("terminal.NAME_...") are theirs; the others are logged as warnings
+   with a "did you mean".  */
+BERTH_INTERNAL void berth_config_unknown_collect (void *userdata, const char *where, const char *key, const char *suggestion);
+/* conf-ctx.c */
+BERTH_INTERNAL void berth_config_unknown_report (berth_ctx *ctx, char **collected);
 /* Render the node at PATH for `berth config get`: a scalar as is, other
    nodes as YAML.  -ENOENT when absent.  */
 BERTH_INTERNAL int berth_config_render (const berth_config *cfg, const char *path, char **ret, berth_error **reterr);
@@ -27,5 +43,24 @@ BERTH_INTERNAL int berth_config_render (const berth_config *cfg, const char *pat
    flow sequence ("[a, b]").  The result is re-validated before it is
    written (atomically).  */
 BERTH_INTERNAL int berth_config_set_in_file (const char *file, const char *path, const char *value, berth_error **reterr);
+/* Remove PATH from FILE (and the sections it leaves empty), keeping the
+   rest of the file, comments included, where possible.  -ENOENT when
+   FILE does not set it.  */
+BERTH_INTERNAL int berth_config_unset_in_file (const char *file, const char *path, berth_error **reterr);
+/* What an edit checks besides the loader's rules.  */
+typedef struct berth_config_edit
+{
+  berth_config_warn_fn warn; /* unknown keys of the edited file, or NULL */
+  void *userdata;
+  const char *backends; /* ", "-separated: what a key naming a backend may
+                           be set to (terminal.backend); NULL: unchecked */
+} berth_config_edit;
+BERTH_INTERNAL int berth_config_set_in_file_ex (const char *file, const char *path, const char *value, const berth_config_edit *how,
+                                               berth_error **reterr);
+BERTH_INTERNAL int berth_config_unset_in_file_ex (const char *file, const char *path, const berth_config_edit *how, berth_error **reterr);
+/* Every key of CFG (dotted, sorted) with its value as text and its
+   "file:line", then the runtime's defaults of the keys set nowhere
+   (origin NULL).  */
+BERTH_INTERNAL int berth_config_list (const berth_config *cfg, berth_config_list_fn fn, void *userdata, berth_error **reterr);
 
 #endif

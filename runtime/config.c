@@ -712,6 +712,7 @@ typedef enum schema_type
   SCHEMA_INT,
   SCHEMA_BOOL,
   SCHEMA_STRV,   /* a sequence of strings */
+  SCHEMA_STRINGS, /* a string or a sequence of strings */
   SCHEMA_STRMAP, /* a mapping of names to scalars */
   SCHEMA_BINDS,  /* a sequence of "src[:dest][:ro|rw]" or {src, dest, readonly} */
 } schema_type;
@@ -725,6 +726,9 @@ typedef struct schema_key
   bool min_open;
   double max; /* SCHEMA_NUMBER: value <= max, unless 0 */
   int64_t imin, imax; /* SCHEMA_INT: inclusive range */
+  bool backend;  /* names a backend: `config set` checks that it exists */
+  const char *def; /* the runtime's own default, shown by `config list`
+                      (a backend's defaults are its own: berth-config(5)) */
 } schema_key;
 
 #define SCHEMA_STR(p) { p, SCHEMA_STRING, "a string" }
@@ -736,10 +740,10 @@ static const schema_key config_schema[] = {
   { "terminal", SCHEMA_SECTION, "a mapping" },
   { "tool_output", SCHEMA_SECTION, "a mapping" },
   { "plugins", SCHEMA_SECTION, "a mapping" },
-  { "terminal.backend", SCHEMA_NAME, "a backend name ([a-z0-9_]+)" },
+  { "terminal.backend", SCHEMA_NAME, "a backend name ([a-z0-9_]+)", .backend = true, .def = "local" },
   SCHEMA_STR ("terminal.cwd"),
-  { "terminal.timeout", SCHEMA_NUMBER, "a number of seconds from 0 (no timeout) to 2147483648", .min = 0, .max = BERTH_TIMEOUT_MAX },
-  SCHEMA_COUNT ("terminal.lifetime_seconds"),
+  { "terminal.timeout", SCHEMA_NUMBER, "a number of seconds from 0 (no timeout) to 2147483648", .min = 0, .max = BERTH_TIMEOUT_MAX, .def = "180" },
+  { "terminal.lifetime_seconds", SCHEMA_INT, "an integer >= 0", .imin = 0, .imax = INT64_MAX, .def = "300" },
   SCHEMA_LIST ("terminal.env_passthrough"),
   SCHEMA_STR ("terminal.docker_image"),
   SCHEMA_LIST ("terminal.docker_volumes"),
@@ -764,6 +768,7 @@ static const schema_key config_schema[] = {
   SCHEMA_STR ("terminal.ssh_host"),
   SCHEMA_STR ("terminal.ssh_user"),
   SCHEMA_STR ("terminal.ssh_key"),
+  { "terminal.ssh_options", SCHEMA_STRINGS, "a list of ssh options ([Key=Value, ...])" },
   { "terminal.ssh_port", SCHEMA_INT, "an integer from 1 to 65535", .imin = 1, .imax = 65535 },
   SCHEMA_STR ("terminal.bwrap_profile"),
   { "terminal.bwrap_binds", SCHEMA_BINDS, "a list of binds ('src[:dest][:ro|rw]' or {src, dest, readonly})" },
@@ -771,7 +776,7 @@ static const schema_key config_schema[] = {
   SCHEMA_COUNT ("terminal.bwrap_memory_mb"),
   SCHEMA_COUNT ("terminal.bwrap_cpu_seconds"),
   SCHEMA_COUNT ("terminal.bwrap_max_procs"),
-  { "tool_output.max_bytes", SCHEMA_INT, "a positive integer", .imin = 1, .imax = INT64_MAX },
+  { "tool_output.max_bytes", SCHEMA_INT, "a positive integer", .imin = 1, .imax = INT64_MAX, .def = "50000" },
   SCHEMA_LIST ("plugins.enabled"),
 };
 
@@ -822,7 +827,7 @@ schema_check_item (const schema_key *k, const berth_config *item, size_t i, bert
   char path[128];
   bool b;
   snprintf (path, sizeof path, "%s[%zu]", k->path, i);
-  if (k->type == SCHEMA_STRV)
+  if (k->type == SCHEMA_STRV || k->type == SCHEMA_STRINGS)
     return is_string (item) ? 0 : schema_fail (reterr, item, path, "a string");
   /* SCHEMA_BINDS */
   if (item->kind == BERTH_CONFIG_SCALAR)
@@ -874,6 +879,10 @@ schema_check (const schema_key *k, berth_config *n, berth_error **reterr)
       return schema_fail (reterr, n, k->path, k->expect);
     case SCHEMA_BOOL:
       return n->kind == BERTH_CONFIG_SCALAR && parse_bool (n->scalar, &b) ? 0 : schema_fail (reterr, n, k->path, k->expect);
+    case SCHEMA_STRINGS:
+      if (n->kind == BERTH_CONFIG_SCALAR)
+        return 0;
+      /* fall through */
     case SCHEMA_STRV:
     case SCHEMA_BINDS:
       if (n->kind != BERTH_CONFIG_SEQUENCE)
@@ -941,6 +950,90 @@ schema_validate (berth_config *root, berth_error **reterr)
         }
     }
   return 0;
+}
+
+/* ---- unknown keys ---- */
+
+static const schema_key *
+schema_find (const char *path)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (config_schema); i++)
+    if (strcmp (config_schema[i].path, path) == 0)
+      return &config_schema[i];
+  return NULL;
+}
+
+/* Optimal string alignment distance (a swap of neighbours is one edit),
+   ignoring case; SIZE_MAX for words too long to be typos of a key.  */
+static size_t
+edit_distance (const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b);
+  size_t d[65][65];
+  if (la > 64 || lb > 64)
+    return SIZE_MAX;
+  for (size_t i = 0; i <= la; i++)
+    d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++)
+    d[0][j] = j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++)
+      {
+        size_t cost = tolower ((unsigned char) a[i - 1]) != tolower ((unsigned char) b[j - 1]);
+        size_t v = d[i - 1][j] + 1;
+        if (d[i][j - 1] + 1 < v)
+          v = d[i][j - 1] + 1;
+        if (d[i - 1][j - 1] + cost < v)
+          v = d[i - 1][j - 1] + cost;
+        if (i > 1 && j > 1 && tolower ((unsigned char) a[i - 1]) == tolower ((unsigned char) b[j - 2])
+            && tolower ((unsigned char) a[i - 2]) == tolower ((unsigned char) b[j - 1]) && d[i - 2][j - 2] + 1 < v)
+          v = d[i - 2][j - 2] + 1;
+        d[i][j] = v;
+      }
+  return d[la][lb];
+}
+
+/* The known key of SECTION closest to LEAF, or NULL when none is close
+   enough to be what was meant.  */
+static const char *
+schema_suggest (const char *section, const char *leaf)
+{
+  size_t slen = strlen (section), best = SIZE_MAX, len = strlen (leaf);
+  size_t max = len <= 4 ? 1 : len < 12 ? 2 : 3;
+  const char *found = NULL;
+  for (size_t i = 0; i < ARRAY_SIZE (config_schema); i++)
+    {
+      const char *p = config_schema[i].path;
+      if (strncmp (p, section, slen) != 0 || p[slen] != '.')
+        continue;
+      size_t d = edit_distance (leaf, p + slen + 1);
+      if (d < best)
+        {
+          best = d;
+          found = p;
+        }
+    }
+  return best <= max ? found : NULL;
+}
+
+/* Report the members of the terminal section of the file NAME that no
+   schema entry knows (the section takes the Python agent's keys: a typo
+   there is silently a default otherwise).  */
+static void
+schema_unknown (const char *name, const berth_config *root, berth_config_warn_fn warn, void *userdata)
+{
+  const berth_config *t = node_child (root, "terminal", 8);
+  if (warn == NULL || t == NULL || t->kind != BERTH_CONFIG_MAPPING)
+    return;
+  for (size_t i = 0; i < t->n_items; i++)
+    {
+      const berth_config *m = t->items[i];
+      _cleanup_free_ char *path = berth_strdup_printf ("terminal.%s", m->key);
+      _cleanup_free_ char *where = berth_strdup_printf ("%s:%" PRIu32 ":%" PRIu32, name, m->key_start.line + 1, m->key_start.col + 1);
+      if (path == NULL || where == NULL || schema_find (path))
+        continue;
+      warn (userdata, where, path, schema_suggest ("terminal", m->key));
+    }
 }
 
 /* ---- merge ---- */
@@ -1018,7 +1111,8 @@ berth_config_free (berth_config *cfg)
 }
 
 int
-berth_config_merge_string (berth_config *cfg, const char *name, const char *yaml, size_t len, berth_error **reterr)
+berth_config_merge_string_warn (berth_config *cfg, const char *name, const char *yaml, size_t len, berth_config_warn_fn warn,
+                                void *userdata, berth_error **reterr)
 {
   berth_config *tree = NULL;
   int r;
@@ -1029,6 +1123,8 @@ berth_config_merge_string (berth_config *cfg, const char *name, const char *yaml
     return r;
   r = schema_validate (tree, reterr);
   if (r >= 0)
+    schema_unknown (name, tree, warn, userdata);
+  if (r >= 0)
     {
       r = node_merge (cfg, tree);
       if (r < 0)
@@ -1036,6 +1132,12 @@ berth_config_merge_string (berth_config *cfg, const char *name, const char *yaml
     }
   node_free (tree);
   return r < 0 ? r : 0;
+}
+
+int
+berth_config_merge_string (berth_config *cfg, const char *name, const char *yaml, size_t len, berth_error **reterr)
+{
+  return berth_config_merge_string_warn (cfg, name, yaml, len, NULL, NULL, reterr);
 }
 
 /* Read a configuration file: regular files only (and /dev/null, the
@@ -1070,6 +1172,13 @@ config_read (const char *path, char **ret, size_t *ret_len, const char **kind)
 int
 berth_config_merge_file (berth_config *cfg, const char *path, bool must_exist, berth_error **reterr)
 {
+  return berth_config_merge_file_warn (cfg, path, must_exist, NULL, NULL, reterr);
+}
+
+int
+berth_config_merge_file_warn (berth_config *cfg, const char *path, bool must_exist, berth_config_warn_fn warn, void *userdata,
+                              berth_error **reterr)
+{
   _cleanup_free_ char *text = NULL;
   size_t len = 0;
   const char *kind = NULL;
@@ -1082,7 +1191,7 @@ berth_config_merge_file (berth_config *cfg, const char *path, bool must_exist, b
     return berth_error_set (reterr, BERTH_E_CONFIG, "%s: larger than 1 MiB; is this the right file?", path);
   if (r < 0)
     return berth_error_errno (reterr, -r, "%s: cannot read the configuration", path);
-  return berth_config_merge_string (cfg, path, text, len, reterr);
+  return berth_config_merge_string_warn (cfg, path, text, len, warn, userdata, reterr);
 }
 
 /* ---- rendering ---- */
@@ -1692,27 +1801,14 @@ parse_set_value (const char *value, berth_config **ret, berth_error **reterr)
   return 0;
 }
 
-int
-berth_config_set_in_file (const char *file, const char *path, const char *value, berth_error **reterr)
+/* The key: dotted components of [A-Za-z0-9_-].  */
+static int
+split_key (const char *path, char ***ret, size_t *ret_n, berth_error **reterr)
 {
-  _cleanup_free_ char *real = NULL;
-  _cleanup_free_ char *text = NULL;
-  _cleanup_free_ char *edited = NULL;
-  _cleanup_free_ char *pathcopy = NULL;
-  _cleanup_strv_free_ char **comps = NULL;
-  berth_config *newval = NULL, *tree = NULL, *check = NULL, *expected = NULL, *copy = NULL;
-  berth_buf vbuf = { 0 };
-  size_t len = 0, n;
-  mode_t mode = 0600;
-  struct stat st;
-  bool exists;
+  _cleanup_free_ char *pathcopy = strdup (path);
+  _cleanup_strv_free_ char **comps = calloc (1, sizeof *comps);
+  size_t n;
   int r;
-
-  /* The key: dotted components of [A-Za-z0-9_-].  */
-  if (path == NULL || *path == '\0' || value == NULL)
-    return berth_error_set (reterr, BERTH_E_CONFIG, "config set: a key and a value are needed");
-  comps = calloc (1, sizeof *comps);
-  pathcopy = strdup (path);
   if (comps == NULL || pathcopy == NULL)
     return -ENOMEM;
   for (char *save = NULL, *c = strtok_r (pathcopy, ".", &save); c; c = strtok_r (NULL, ".", &save))
@@ -1724,24 +1820,116 @@ berth_config_set_in_file (const char *file, const char *path, const char *value,
   for (const char *p = path; *p; p++)
     if (!(isalnum ((unsigned char) *p) || *p == '_' || *p == '-' || *p == '.'))
       return berth_error_set (reterr, BERTH_E_CONFIG, "'%.128s': not a valid key (use section.name)", path);
+  *ret = TAKE_PTR (comps);
+  *ret_n = n;
+  return 0;
+}
 
-  /* Edit the file a symlink points to.  */
-  real = realpath (file, NULL);
+/* Read the user file to edit (the file a symlink points to): *RET_REAL,
+   its text ("" when missing), whether it exists and its mode.  */
+static int
+edit_read (const char *file, char **ret_real, char **ret_text, size_t *ret_len, bool *ret_exists, mode_t *ret_mode,
+           berth_error **reterr)
+{
+  _cleanup_free_ char *real = realpath (file, NULL);
+  const char *kind = NULL;
+  struct stat st;
+  int r;
   if (real == NULL && (real = strdup (file)) == NULL)
     return -ENOMEM;
-  const char *kind = NULL;
-  r = config_read (real, &text, &len, &kind);
-  exists = r >= 0;
+  r = config_read (real, ret_text, ret_len, &kind);
+  *ret_exists = r >= 0;
+  *ret_mode = 0600;
   if (r == -ENOTSUP)
     return berth_error_set (reterr, BERTH_E_CONFIG, "%s: not a regular file (%s); a configuration must be a YAML file", file, kind);
   if (r == -EFBIG)
     return berth_error_set (reterr, BERTH_E_CONFIG, "%s: larger than 1 MiB; is this the right file?", file);
   if (r < 0 && r != -ENOENT)
     return berth_error_errno (reterr, -r, "%s: cannot read the configuration", file);
-  if (!exists && (text = strdup ("")) == NULL)
+  if (!*ret_exists)
+    {
+      *ret_len = 0;
+      if ((*ret_text = strdup ("")) == NULL)
+        return -ENOMEM;
+    }
+  if (*ret_exists && stat (real, &st) == 0)
+    *ret_mode = st.st_mode & 07777;
+  *ret_real = TAKE_PTR (real);
+  return 0;
+}
+
+/* Is NAME one of the ", "-separated NAMES?  */
+static bool
+names_contain (const char *names, const char *name)
+{
+  size_t len = strlen (name);
+  for (const char *p = names; p && *p;)
+    {
+      size_t n = strcspn (p, ",");
+      if (n == len && strncmp (p, name, len) == 0)
+        return true;
+      p += n;
+      p += strspn (p, ", ");
+    }
+  return false;
+}
+
+/* Keys that name a backend, set by SET_PATH (it or a section above it),
+   must be one of NAMES.  */
+static int
+check_backends (const berth_config *tree, const char *set_path, const char *names, berth_error **reterr)
+{
+  size_t sl = strlen (set_path);
+  for (size_t i = 0; i < ARRAY_SIZE (config_schema); i++)
+    {
+      const schema_key *k = &config_schema[i];
+      const char *name;
+      if (!k->backend || strncmp (k->path, set_path, sl) != 0 || (k->path[sl] != '\0' && k->path[sl] != '.'))
+        continue;
+      name = berth_config_string (tree, k->path, NULL);
+      if (name == NULL || names_contain (names, name))
+        continue;
+      return berth_error_set (reterr, BERTH_E_CONFIG, "%s: no backend named '%.64s' (available: %s)", k->path, name, names);
+    }
+  return 0;
+}
+
+/* Check the edited text EDITED of FILE as the loader would, and what HOW
+   asks for.  */
+static int
+edit_check (const berth_config_edit *how, const char *file, const char *edited, const char *path, berth_error **reterr)
+{
+  berth_config *check = berth_config_new ();
+  int r;
+  if (check == NULL)
     return -ENOMEM;
-  if (exists && stat (real, &st) == 0)
-    mode = st.st_mode & 07777;
+  r = berth_config_merge_string_warn (check, file, edited, strlen (edited), how ? how->warn : NULL, how ? how->userdata : NULL, reterr);
+  if (r >= 0 && how && how->backends)
+    r = check_backends (check, path, how->backends, reterr);
+  node_free (check);
+  return r;
+}
+
+int
+berth_config_set_in_file_ex (const char *file, const char *path, const char *value, const berth_config_edit *how, berth_error **reterr)
+{
+  _cleanup_free_ char *real = NULL;
+  _cleanup_free_ char *text = NULL;
+  _cleanup_free_ char *edited = NULL;
+  _cleanup_strv_free_ char **comps = NULL;
+  berth_config *newval = NULL, *tree = NULL, *expected = NULL, *copy = NULL;
+  berth_buf vbuf = { 0 };
+  size_t len = 0, n;
+  mode_t mode = 0600;
+  bool exists;
+  int r;
+
+  if (path == NULL || *path == '\0' || value == NULL)
+    return berth_error_set (reterr, BERTH_E_CONFIG, "config set: a key and a value are needed");
+  if ((r = split_key (path, &comps, &n, reterr)) < 0)
+    return r;
+  if ((r = edit_read (file, &real, &text, &len, &exists, &mode, reterr)) < 0)
+    return r;
 
   r = parse_set_value (value, &newval, reterr);
   if (r < 0)
@@ -1800,13 +1988,7 @@ berth_config_set_in_file (const char *file, const char *path, const char *value,
     goto out;
 
   /* Validate the result as a whole before it replaces the file.  */
-  check = berth_config_new ();
-  if (check == NULL)
-    {
-      r = -ENOMEM;
-      goto out;
-    }
-  r = berth_config_merge_string (check, file, edited, strlen (edited), reterr);
+  r = edit_check (how, file, edited, path, reterr);
   if (r < 0)
     goto out;
   if (!exists)
@@ -1837,6 +2019,285 @@ out:
   node_free (newval);
   node_free (tree);
   node_free (expected);
-  node_free (check);
   return r < 0 ? r : 0;
+}
+
+int
+berth_config_set_in_file (const char *file, const char *path, const char *value, berth_error **reterr)
+{
+  return berth_config_set_in_file_ex (file, path, value, NULL, reterr);
+}
+
+void
+berth_config_unknown_collect (void *userdata, const char *where, const char *key, const char *suggestion)
+{
+  char ***v = userdata;
+  if (berth_strv_push (v, where) < 0 || berth_strv_push (v, key) < 0 || berth_strv_push (v, suggestion ? suggestion : "") < 0)
+    return;
+}
+
+/* ---- removing a key from a user file ---- */
+
+/* Is the rest of LINE from FROM only blanks and a comment?  */
+static bool
+line_rest_is_blank (const text_lines *l, size_t from, uint32_t line)
+{
+  size_t end = lines_end (l, line);
+  for (size_t o = from; o < end; o++)
+    {
+      if (l->text[o] == '#')
+        return o == from || l->text[o - 1] == ' ' || l->text[o - 1] == '\t';
+      if (l->text[o] != ' ' && l->text[o] != '\t' && l->text[o] != '\r')
+        return false;
+    }
+  return true;
+}
+
+/* The text without the lines of member X of the block mapping PARENT, or
+   1 when those lines hold something else too.  */
+static int
+edit_remove_lines (const char *text, size_t len, const berth_config *parent, const berth_config *x, char **ret)
+{
+  text_lines l;
+  size_t a, b, k;
+  uint32_t last;
+  int r = 1;
+  if (!is_block (parent) || x->key == NULL)
+    return 1;
+  if (lines_init (&l, text, len) < 0)
+    return -ENOMEM;
+  a = l.start[x->key_start.line < l.n ? x->key_start.line : l.n - 1];
+  k = lines_offset (&l, x->key_start);
+  last = node_last_line (x);
+  for (size_t o = a; o < k; o++)
+    if (text[o] != ' ' && text[o] != '\t')
+      goto out;
+  if (x->kind == BERTH_CONFIG_SCALAR || !is_block (x))
+    {
+      /* An empty value sits at its key: what follows starts after ':'. */
+      size_t from = lines_offset (&l, x->end);
+      if (x->kind == BERTH_CONFIG_SCALAR && x->null && x->scalar[0] == '\0')
+        {
+          ssize_t colon = offset_after_colon (&l, x);
+          if (colon < 0)
+            goto out;
+          from = (size_t) colon;
+        }
+      if (x->end.line == last && !line_rest_is_blank (&l, from, last))
+        goto out;
+    }
+  b = last + 1 < l.n ? l.start[last + 1] : len;
+  if (a <= b && b <= len)
+    {
+      berth_buf out = { 0 };
+      r = berth_buf_append (&out, text, a);
+      if (r >= 0)
+        r = berth_buf_append (&out, text + b, len - b);
+      if (r >= 0)
+        {
+          if (out.data == NULL && (r = berth_buf_puts (&out, "")) < 0)
+            goto out;
+          *ret = berth_buf_steal (&out);
+          r = 0;
+        }
+      else
+        berth_buf_free (&out);
+    }
+out:
+  free (l.start);
+  return r;
+}
+
+int
+berth_config_unset_in_file_ex (const char *file, const char *path, const berth_config_edit *how, berth_error **reterr)
+{
+  _cleanup_free_ char *real = NULL, *text = NULL, *edited = NULL;
+  _cleanup_strv_free_ char **comps = NULL;
+  berth_config *tree = NULL, *expected = NULL;
+  berth_config *chain[17];
+  size_t len = 0, n, t;
+  mode_t mode;
+  bool exists;
+  int r;
+
+  if (path == NULL || *path == '\0')
+    return berth_error_set (reterr, BERTH_E_CONFIG, "config unset: a key is needed");
+  if ((r = split_key (path, &comps, &n, reterr)) < 0)
+    return r;
+  if ((r = edit_read (file, &real, &text, &len, &exists, &mode, reterr)) < 0)
+    return r;
+  if ((r = parse_yaml (file, text, len, false, &tree, reterr)) < 0
+      || (r = parse_yaml (file, text, len, false, &expected, reterr)) < 0)
+    goto out;
+  chain[0] = tree;
+  for (size_t k = 0; k < n; k++)
+    {
+      chain[k + 1] = chain[k]->kind == BERTH_CONFIG_MAPPING ? (berth_config *) node_child (chain[k], comps[k], strlen (comps[k])) : NULL;
+      if (chain[k + 1] == NULL)
+        {
+          r = berth_error_set (reterr, ENOENT, "%s is not set in %s", path, file);
+          goto out;
+        }
+    }
+  /* A section left empty goes too.  */
+  for (t = n; t > 1 && chain[t - 1]->n_items == 1; t--)
+    ;
+  {
+    berth_config *x = expected;
+    for (size_t k = 0; k + 1 < t; k++)
+      x = (berth_config *) node_child (x, comps[k], strlen (comps[k]));
+    for (size_t i = x->n_items; i-- > 0;)
+      if (strcmp (x->items[i]->key, comps[t - 1]) == 0)
+        {
+          node_remove (x, i);
+          break;
+        }
+  }
+  r = edit_remove_lines (text, len, chain[t - 1], chain[t], &edited);
+  if (r == 0 && !edit_reads_back (file, edited, expected))
+    {
+      free (edited);
+      edited = NULL;
+      r = 1;
+    }
+  if (r == 1)
+    {
+      /* Rewrite the whole file from the tree (comments are lost).  */
+      berth_buf out = { 0 };
+      r = expected->n_items ? render_block (&out, expected, 0, false) : 0;
+      if (r >= 0)
+        r = berth_buf_puts (&out, expected->n_items ? "\n" : "");
+      if (r >= 0)
+        edited = berth_buf_steal (&out);
+      else
+        berth_buf_free (&out);
+      if (r >= 0 && !edit_reads_back (file, edited, expected))
+        r = berth_error_set (reterr, BERTH_E_CONFIG, "%s: cannot remove %s", file, path);
+    }
+  if (r >= 0)
+    r = edit_check (how, file, edited, path, reterr);
+  if (r >= 0)
+    {
+      r = berth_write_file_atomic (real, edited, strlen (edited), mode);
+      if (r < 0)
+        r = berth_error_errno (reterr, -r, "%s: cannot write the configuration", file);
+    }
+out:
+  node_free (tree);
+  node_free (expected);
+  return r < 0 ? r : 0;
+}
+
+int
+berth_config_unset_in_file (const char *file, const char *path, berth_error **reterr)
+{
+  return berth_config_unset_in_file_ex (file, path, NULL, reterr);
+}
+
+/* ---- listing the merged keys ---- */
+
+typedef struct list_entry
+{
+  char *key, *value, *origin;
+} list_entry;
+
+typedef struct list_state
+{
+  list_entry *v;
+  size_t n, cap;
+} list_state;
+
+static int
+list_add (list_state *ls, char *key, char *value, char *origin)
+{
+  if (key == NULL || value == NULL)
+    goto nomem;
+  if (ls->n == ls->cap)
+    {
+      size_t cap = ls->cap ? ls->cap * 2 : 32;
+      list_entry *v = realloc (ls->v, cap * sizeof *v);
+      if (v == NULL)
+        goto nomem;
+      ls->v = v;
+      ls->cap = cap;
+    }
+  ls->v[ls->n++] = (list_entry){ key, value, origin };
+  return 0;
+nomem:
+  free (key);
+  free (value);
+  free (origin);
+  return -ENOMEM;
+}
+
+/* "file:line" of member N (the line of its key).  */
+static char *
+node_origin (const berth_config *n)
+{
+  const char *w = n->where ? n->where : "";
+  const char *c2 = strrchr (w, ':'), *c1 = NULL;
+  for (const char *p = w; c2 && p < c2; p++)
+    if (*p == ':')
+      c1 = p;
+  if (c1 == NULL)
+    return strdup (w);
+  return berth_strdup_printf ("%.*s:%" PRIu32, (int) (c1 - w), w, (n->key ? n->key_start.line : n->start.line) + 1);
+}
+
+static int
+list_collect (list_state *ls, const berth_config *n, const char *path)
+{
+  int r = 0;
+  if (n->kind == BERTH_CONFIG_MAPPING && n->n_items > 0)
+    {
+      for (size_t i = 0; r >= 0 && i < n->n_items; i++)
+        {
+          _cleanup_free_ char *sub = path ? berth_strdup_printf ("%s.%s", path, n->items[i]->key) : strdup (n->items[i]->key);
+          r = sub ? list_collect (ls, n->items[i], sub) : -ENOMEM;
+        }
+      return r;
+    }
+  if (path == NULL)
+    return 0;
+  berth_buf b = { 0 };
+  if (n->kind == BERTH_CONFIG_SCALAR)
+    r = berth_buf_puts (&b, n->null ? "" : n->scalar);
+  else
+    r = render_flow (&b, n);
+  if (r >= 0 && b.data == NULL)
+    r = berth_buf_puts (&b, "");
+  if (r < 0)
+    {
+      berth_buf_free (&b);
+      return r;
+    }
+  return list_add (ls, strdup (path), berth_buf_steal (&b), node_origin (n));
+}
+
+static int
+compare_entries (const void *a, const void *b)
+{
+  return strcmp (((const list_entry *) a)->key, ((const list_entry *) b)->key);
+}
+
+int
+berth_config_list (const berth_config *cfg, berth_config_list_fn fn, void *userdata, berth_error **reterr)
+{
+  list_state ls = { 0 };
+  int r = list_collect (&ls, cfg, NULL);
+  for (size_t i = 0; r >= 0 && i < ARRAY_SIZE (config_schema); i++)
+    if (config_schema[i].def && berth_config_lookup (cfg, config_schema[i].path) == NULL)
+      r = list_add (&ls, strdup (config_schema[i].path), strdup (config_schema[i].def), NULL);
+  if (r >= 0 && ls.n > 1)
+    qsort (ls.v, ls.n, sizeof *ls.v, compare_entries);
+  for (size_t i = 0; i < ls.n; i++)
+    {
+      if (r >= 0)
+        fn (userdata, ls.v[i].key, ls.v[i].value, ls.v[i].origin);
+      free (ls.v[i].key);
+      free (ls.v[i].value);
+      free (ls.v[i].origin);
+    }
+  free (ls.v);
+  return r < 0 ? berth_error_errno (reterr, -r, "cannot list the configuration") : 0;
 }

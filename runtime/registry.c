@@ -130,23 +130,27 @@ berth_ctx_load_config (berth_ctx *ctx, const char *extra, berth_error **reterr)
   _cleanup_free_ char *user = berth_config_user_path ();
   const char *env = getenv ("BERTH_CONFIG");
   const char *sys_override = getenv ("BERTH_SYSTEM_CONFIG"); /* for tests of the layering */
+  _cleanup_strv_free_ char **unknown = NULL; /* keys to warn about */
+  berth_config_warn_fn w = berth_config_unknown_collect;
   int r;
-  if ((r = berth_config_merge_file (ctx->config, sys_override ? sys_override : system, false, reterr)) < 0)
+  if ((r = berth_config_merge_file_warn (ctx->config, sys_override ? sys_override : system, false, w, &unknown, reterr)) < 0)
     return r;
-  if (user && (r = berth_config_merge_file (ctx->config, user, false, reterr)) < 0)
+  if (user && (r = berth_config_merge_file_warn (ctx->config, user, false, w, &unknown, reterr)) < 0)
     return r;
-  if (env && *env && (r = berth_config_merge_file (ctx->config, env, true, reterr)) < 0)
+  if (env && *env && (r = berth_config_merge_file_warn (ctx->config, env, true, w, &unknown, reterr)) < 0)
     return r;
-  if (extra && (r = berth_config_merge_file (ctx->config, extra, true, reterr)) < 0)
+  if (extra && (r = berth_config_merge_file_warn (ctx->config, extra, true, w, &unknown, reterr)) < 0)
     return r;
   /* Nothing is loaded here: the scan of modules and plugins (it needs
      plugins.enabled) runs on first use, and each library is loaded only
      when its backend is looked up (berth_ctx_find_provider) or when a
      listing asks for all (berth_ctx_load_providers).  The configuration
      check needs no provider: the schema of the known keys is a table
-     (config.c), and unknown keys are ignored, so a backend's settings are
+     (config.c), and unknown keys are only warned about, so a backend's settings are
      validated the same whether or not its module is loaded.  */
   ctx->config_loaded = true;
+  /* Now that plugins.enabled is known: a plugin's own keys are not typos. */
+  berth_config_unknown_report (ctx, unknown);
   return 0;
 }
 

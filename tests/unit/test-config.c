@@ -911,6 +911,177 @@ test_not_regular (void **state)
   free (fifo);
 }
 
+
+/* ---- unknown keys, backend names, unset, list (issue 11 item 18) ---- */
+
+typedef struct warned
+{
+  char text[1024];
+  int n;
+} warned;
+
+static void
+collect_warning (void *userdata, const char *where, const char *key, const char *suggestion)
+{
+  warned *w = userdata;
+  size_t len = strlen (w->text);
+  snprintf (w->text + len, sizeof w->text - len, "%s %s %s\n", where, key, suggestion ? suggestion : "-");
+  w->n++;
+}
+
+static void
+test_unknown_warned (void **state)
+{
+  static const char yaml[] = "terminal:\n"
+                             "  timout: 5\n"
+                             "  backend: local\n"
+                             "  docker_imgae: x\n"
+                             "  Timeout: 3\n"
+                             "  something_else_entirely: 1\n"
+                             "  acmebox_umask: 022\n"
+                             "model:\n"
+                             "  timout: 1\n";
+  berth_config *cfg = berth_config_new ();
+  berth_error *err = NULL;
+  warned w = { 0 };
+  assert_int_equal (berth_config_merge_string_warn (cfg, "t.yaml", yaml, strlen (yaml), collect_warning, &w, &err), 0);
+  /* Only the terminal section: other sections are the agent's.  The
+     provider prefix rule (acmebox_) is applied by the context, later.  */
+  assert_string_equal (w.text, "t.yaml:2:3 terminal.timout terminal.timeout\n"
+                               "t.yaml:4:3 terminal.docker_imgae terminal.docker_image\n"
+                               "t.yaml:5:3 terminal.Timeout terminal.timeout\n"
+                               "t.yaml:6:3 terminal.something_else_entirely -\n"
+                               "t.yaml:7:3 terminal.acmebox_umask -\n");
+  /* Unknown keys still do not stop the load.  */
+  assert_string_equal (berth_config_string (cfg, "terminal.backend", NULL), "local");
+  berth_config_free (cfg);
+  /* A key the schema knows is never reported, ssh_options included.  */
+  cfg = berth_config_new ();
+  w = (warned){ 0 };
+  static const char known[] = "terminal:\n  ssh_options: [ServerAliveInterval=5]\n  timeout: 3\n";
+  assert_int_equal (berth_config_merge_string_warn (cfg, "k.yaml", known, strlen (known), collect_warning, &w, NULL), 0);
+  assert_int_equal (w.n, 0);
+  berth_config_free (cfg);
+}
+
+static void
+test_set_backend_names (void **state)
+{
+  tmpdir *t = *state;
+  char *file = berth_strdup_printf ("%s/b.yaml", t->path);
+  berth_error *err = NULL;
+  berth_config_edit how = { .backends = "local, docker, acmebox" };
+  assert_int_equal (berth_write_file_atomic (file, "terminal:\n  backend: local\n", 27, 0600), 0);
+  assert_int_equal (berth_config_set_in_file_ex (file, "terminal.backend", "nosuch", &how, &err), -BERTH_E_CONFIG);
+  assert_string_equal (berth_error_message (err), "terminal.backend: no backend named 'nosuch' (available: local, docker, acmebox)");
+  berth_error_free (err);
+  err = NULL;
+  char *text = read_text (file);
+  assert_string_equal (text, "terminal:\n  backend: local\n");
+  free (text);
+  assert_int_equal (berth_config_set_in_file_ex (file, "terminal.backend", "acmebox", &how, &err), 0);
+  text = read_text (file);
+  assert_string_equal (text, "terminal:\n  backend: acmebox\n");
+  free (text);
+  /* Another key leaves a backend name alone; without names nothing is
+     checked (the layered configuration did not load).  */
+  assert_int_equal (berth_config_set_in_file_ex (file, "terminal.timeout", "5", &(berth_config_edit){ .backends = "local" }, &err), 0);
+  assert_int_equal (berth_config_set_in_file_ex (file, "terminal.backend", "later", NULL, &err), 0);
+  free (file);
+}
+
+static void
+expect_unset (const char *file, const char *key, const char *expected_text)
+{
+  berth_error *err = NULL;
+  int r = berth_config_unset_in_file (file, key, &err);
+  if (r < 0)
+    fail_msg ("unset %s: %s", key, berth_error_message (err));
+  char *text = read_text (file);
+  if (strcmp (text, expected_text) != 0)
+    fail_msg ("unset %s\nexpected:\n%s\ngot:\n%s", key, expected_text, text);
+  free (text);
+}
+
+static void
+test_unset (void **state)
+{
+  tmpdir *t = *state;
+  char *file = copy_fixture (t, "commented.yaml");
+  berth_error *err = NULL;
+  struct stat st;
+
+  /* A list with its items, comments elsewhere kept.  */
+  expect_unset (file, "terminal.docker_volumes",
+                "# My berth configuration.\n# Keep this header.\n\nmodel:\n  name: big   # unrelated section\n\n"
+                "terminal:\n  # which backend to use\n  backend: local   # was docker before\n"
+                "  docker_image:    # pick one later\n  ssh_port: 22\n\n# trailing comment\n");
+  /* A scalar with a trailing comment.  */
+  expect_unset (file, "terminal.backend",
+                "# My berth configuration.\n# Keep this header.\n\nmodel:\n  name: big   # unrelated section\n\n"
+                "terminal:\n  # which backend to use\n"
+                "  docker_image:    # pick one later\n  ssh_port: 22\n\n# trailing comment\n");
+  /* Not set: -ENOENT, the file untouched.  */
+  assert_int_equal (berth_config_unset_in_file (file, "terminal.nope", &err), -ENOENT);
+  assert_non_null (strstr (berth_error_message (err), "terminal.nope is not set in"));
+  berth_error_free (err);
+  err = NULL;
+  assert_int_equal (berth_config_unset_in_file (file, "terminal.ssh_port.x", &err), -ENOENT);
+  berth_error_free (err);
+  err = NULL;
+  /* The last keys of a section take the section with them.  */
+  expect_unset (file, "terminal.docker_image",
+                "# My berth configuration.\n# Keep this header.\n\nmodel:\n  name: big   # unrelated section\n\n"
+                "terminal:\n  # which backend to use\n  ssh_port: 22\n\n# trailing comment\n");
+  expect_unset (file, "terminal.ssh_port",
+                "# My berth configuration.\n# Keep this header.\n\nmodel:\n  name: big   # unrelated section\n\n"
+                "\n# trailing comment\n");
+  /* The mode is kept.  */
+  assert_int_equal (stat (file, &st), 0);
+  assert_int_equal (st.st_mode & 07777, 0640);
+  /* A flow mapping cannot be edited line by line: rewritten, same tree.  */
+  assert_int_equal (berth_write_file_atomic (file, "terminal: {timeout: 3, cwd: /x}\n", 32, 0600), 0);
+  expect_unset (file, "terminal.cwd", "terminal:\n  timeout: 3\n");
+  /* A missing file sets nothing.  */
+  char *none = berth_strdup_printf ("%s/none.yaml", t->path);
+  assert_int_equal (berth_config_unset_in_file (none, "terminal.timeout", &err), -ENOENT);
+  berth_error_free (err);
+  free (none);
+  free (file);
+}
+
+typedef struct listed
+{
+  char text[2048];
+} listed;
+
+static void
+collect_key (void *userdata, const char *key, const char *value, const char *origin)
+{
+  listed *l = userdata;
+  size_t len = strlen (l->text);
+  snprintf (l->text + len, sizeof l->text - len, "%s=%s @%s\n", key, value, origin ? origin : "default");
+}
+
+static void
+test_list (void **state)
+{
+  static const char a[] = "terminal:\n  timeout: 5\n  docker_volumes: [/a:/a, /b:/b]\n  docker_env:\n    FOO: bar\n";
+  static const char b[] = "terminal:\n\n  backend: docker\n";
+  berth_config *cfg = berth_config_new ();
+  listed l = { { 0 } };
+  assert_int_equal (berth_config_merge_string (cfg, "a.yaml", a, strlen (a), NULL), 0);
+  assert_int_equal (berth_config_merge_string (cfg, "b.yaml", b, strlen (b), NULL), 0);
+  assert_int_equal (berth_config_list (cfg, collect_key, &l, NULL), 0);
+  assert_string_equal (l.text, "terminal.backend=docker @b.yaml:3\n"
+                               "terminal.docker_env.FOO=bar @a.yaml:5\n"
+                               "terminal.docker_volumes=[/a:/a, /b:/b] @a.yaml:3\n"
+                               "terminal.lifetime_seconds=300 @default\n"
+                               "terminal.timeout=5 @a.yaml:2\n"
+                               "tool_output.max_bytes=50000 @default\n");
+  berth_config_free (cfg);
+}
+
 int
 main (void)
 {
@@ -930,6 +1101,10 @@ main (void)
     cmocka_unit_test_setup_teardown (test_set_rejects, setup_tmp, teardown_tmp),
     cmocka_unit_test_setup_teardown (test_set_fallbacks, setup_tmp, teardown_tmp),
     cmocka_unit_test_setup_teardown (test_not_regular, setup_tmp, teardown_tmp),
+    cmocka_unit_test (test_unknown_warned),
+    cmocka_unit_test_setup_teardown (test_set_backend_names, setup_tmp, teardown_tmp),
+    cmocka_unit_test_setup_teardown (test_unset, setup_tmp, teardown_tmp),
+    cmocka_unit_test (test_list),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -86,6 +86,18 @@ BERTH_EXPORT char *berth_config_user_path (void);
 /* `berth config set`: write PATH = VALUE into the user file, keeping the
    rest of it; the result is validated before it is written.  */
 BERTH_EXPORT int berth_config_user_set (const char *path, const char *value, berth_error **reterr);
+/* The same, with the value also checked against CTX: a key that names a
+   backend (terminal.backend) must name one that exists (built in, a module
+   or an enabled plugin).  Unknown terminal keys are logged as warnings.  */
+BERTH_EXPORT int berth_ctx_config_set (berth_ctx *ctx, const char *path, const char *value, berth_error **reterr);
+/* `berth config unset`: remove PATH from the user file, keeping the rest
+   of it; -ENOENT when the file does not set it.  */
+BERTH_EXPORT int berth_ctx_config_unset (berth_ctx *ctx, const char *path, berth_error **reterr);
+/* `berth config list`: every merged key (dotted) with its value as text
+   (lists in flow style), sorted, and ORIGIN "file:line" where it was set,
+   or NULL for the runtime's own default of a key set nowhere.  */
+typedef void (*berth_config_list_fn) (void *userdata, const char *key, const char *value, const char *origin);
+BERTH_EXPORT int berth_ctx_config_list (berth_ctx *ctx, berth_config_list_fn fn, void *userdata, berth_error **reterr);
 
 /* The backend NAME, or NULL.  Loads its module or enabled plugin (only
    that one) when it is not loaded yet; a failure is recorded for
