@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "berth-private.h"
 #include "output.h"
 
 static const char replacement[] = "\xef\xbf\xbd";
@@ -377,4 +382,115 @@ berth_output_free (berth_output *o)
   free (o->spill_dir);
   free (o->spill_path);
   *o = (berth_output){ .spill_fd = -1 };
+}
+
+/* ---- pruning spill files (berth gc) ---- */
+
+/* "out-" 16 hex digits ".log": the names spill_open makes.  */
+static bool
+is_spill_name (const char *n)
+{
+  if (strncmp (n, "out-", 4) != 0 || strlen (n) != 4 + 16 + 4 || strcmp (n + 20, ".log") != 0)
+    return false;
+  for (size_t i = 4; i < 20; i++)
+    if (!((n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f')))
+      return false;
+  return true;
+}
+
+typedef struct spill_entry
+{
+  char name[32];
+  int64_t mtime;
+  uint64_t bytes;
+} spill_entry;
+
+static int
+compare_spill (const void *a, const void *b)
+{
+  const spill_entry *x = a, *y = b;
+  if (x->mtime != y->mtime)
+    return x->mtime < y->mtime ? -1 : 1;
+  return strcmp (x->name, y->name);
+}
+
+BERTH_EXPORT int
+berth_gc_output (berth_ctx *ctx, bool dry_run, berth_gc_output_fn fn, void *userdata, berth_error **reterr)
+{
+  int64_t lifetime = berth_config_int (ctx->config, "terminal.lifetime_seconds", 300);
+  _cleanup_free_ char *cache = berth_xdg_dir ("XDG_CACHE_HOME", ".cache");
+  _cleanup_free_ char *dir = cache ? berth_strdup_printf ("%s/berth/output", cache) : NULL;
+  _cleanup_free_ spill_entry *v = NULL;
+  size_t n = 0, cap = 0;
+  uint64_t total = 0;
+  int64_t now = (int64_t) time (NULL);
+  struct stat st;
+  struct dirent *de;
+  DIR *d;
+  int dfd, count = 0;
+
+  if (dir == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  /* Only berth's own directory (never through a symlink), only its own
+     files in it.  */
+  dfd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0)
+    return errno == ENOENT ? 0 : berth_error_errno (reterr, errno, "%s: cannot open the output directory", dir);
+  if (fstat (dfd, &st) < 0 || st.st_uid != getuid () || (st.st_mode & 077) != 0)
+    {
+      close (dfd);
+      return berth_error_set (reterr, BERTH_E_FAILED, "%s: not berth's own directory (owner and mode 0700 expected): left alone", dir);
+    }
+  d = fdopendir (dfd);
+  if (d == NULL)
+    {
+      close (dfd);
+      return berth_error_errno (reterr, errno, "%s: cannot read the output directory", dir);
+    }
+  while ((de = readdir (d)))
+    {
+      if (!is_spill_name (de->d_name) || fstatat (dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode)
+          || st.st_uid != getuid ())
+        continue;
+      if (n == cap)
+        {
+          spill_entry *nv = realloc (v, (cap = cap ? cap * 2 : 64) * sizeof *v);
+          if (nv == NULL)
+            {
+              closedir (d);
+              return berth_error_errno (reterr, ENOMEM, "out of memory");
+            }
+          v = nv;
+        }
+      snprintf (v[n].name, sizeof v[n].name, "%s", de->d_name);
+      v[n].mtime = (int64_t) st.st_mtime;
+      v[n].bytes = (uint64_t) st.st_size;
+      total += v[n].bytes;
+      n++;
+    }
+  if (n > 1)
+    qsort (v, n, sizeof *v, compare_spill);
+  /* Oldest first: what outlived terminal.lifetime_seconds, then what
+     keeps the directory over its bound.  */
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *why = now - v[i].mtime >= lifetime ? "expired" : total > BERTH_SPILL_TOTAL_MAX ? "over_limit" : NULL;
+      if (why == NULL)
+        continue;
+      if (!dry_run && unlinkat (dfd, v[i].name, 0) < 0)
+        {
+          if (errno != ENOENT)
+            berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "%s/%s: cannot remove: %s", dir, v[i].name, strerror (errno));
+          continue;
+        }
+      total -= v[i].bytes;
+      count++;
+      if (fn)
+        {
+          _cleanup_free_ char *path = berth_strdup_printf ("%s/%s", dir, v[i].name);
+          fn (userdata, path ? path : v[i].name, v[i].bytes, why);
+        }
+    }
+  closedir (d);
+  return count;
 }

@@ -11,6 +11,8 @@
 #include "util.h"
 
 #define BERTH_SPILL_MAX (16u << 20)
+/* berth gc keeps the spill directory under this many bytes.  */
+#define BERTH_SPILL_TOTAL_MAX (256ull << 20)
 
 typedef struct berth_output
 {

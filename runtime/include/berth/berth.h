@@ -190,6 +190,14 @@ BERTH_EXPORT int berth_env_list (berth_ctx *ctx, berth_env_list_fn fn, void *use
 /* Remove leftovers older than terminal.lifetime_seconds in every backend
    that has a gc callback; returns how many were removed.  */
 BERTH_EXPORT int berth_gc (berth_ctx *ctx, berth_error **reterr);
+/* Prune the spill files of truncated outputs ($XDG_CACHE_HOME/berth/output,
+   only berth's own regular files in its own 0700 directory): those older
+   than terminal.lifetime_seconds, then the oldest while the directory
+   holds more than 256 MiB.  FN (may be NULL) is called for each with
+   REASON "expired" or "over_limit".  With DRY_RUN nothing is removed.
+   Returns how many were (or would be) removed.  */
+typedef void (*berth_gc_output_fn) (void *userdata, const char *path, uint64_t bytes, const char *reason);
+BERTH_EXPORT int berth_gc_output (berth_ctx *ctx, bool dry_run, berth_gc_output_fn fn, void *userdata, berth_error **reterr);
 
 /* ---- execute ---- */
 /* Receives merged output as it arrives (raw bytes).  Return < 0 to interrupt.  */
