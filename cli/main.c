@@ -67,7 +67,9 @@ int cli_log_max = BERTH_LOG_INFO;
 static void
 log_to_stderr (void *userdata, int level, const char *area, const char *msg)
 {
-  if (level > cli_log_max)
+  /* Debug lines reach us only for the areas BERTH_DEBUG asked for: the
+     user wants them, also from exec-stream.  */
+  if (level > cli_log_max && level < BERTH_LOG_DEBUG)
     return;
   const char *what = level <= BERTH_LOG_ERROR ? "error" : level <= BERTH_LOG_WARNING ? "warning" : level <= BERTH_LOG_INFO ? "info" : "debug";
   char *safe = cli_term_escape (msg);

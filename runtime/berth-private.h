@@ -82,6 +82,22 @@ BERTH_INTERNAL int berth_check_ops (const berth_provider_ops *ops, berth_error *
 
 /* log.c */
 BERTH_INTERNAL void berth_ctx_log (berth_ctx *ctx, int level, const char *area, const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+/* Is AREA in BERTH_DEBUG (all, or a comma list of areas)?  */
+BERTH_INTERNAL bool berth_debug_enabled (const char *area);
+/* The ctx and area debug lines of the spawn helpers go to, for the
+   current thread: BERTH_LOG_SCOPE (ctx, area) at an entry point sets them
+   until the end of the enclosing block.  */
+typedef struct berth_log_scope
+{
+  berth_ctx *ctx;
+  const char *area;
+} berth_log_scope;
+BERTH_INTERNAL berth_log_scope berth_log_scope_enter (berth_ctx *ctx, const char *area);
+BERTH_INTERNAL void berth_log_scope_leave (berth_log_scope *saved);
+#define BERTH_LOG_SCOPE(ctx, area) \
+  __attribute__ ((cleanup (berth_log_scope_leave), unused)) berth_log_scope berth_log_saved_ = berth_log_scope_enter (ctx, area)
+/* A debug line for a spawned process (ERROR: its errno when it failed).  */
+BERTH_INTERNAL void berth_log_spawn (const char *const *argv, long pid, int error);
 
 /* scrub.c */
 /* Glob patterns of names that carry credentials (NULL-terminated).  */

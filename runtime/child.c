@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include <berth/provider.h>
+#include "berth-private.h"
 #include "child.h"
 
 extern char **environ;
@@ -88,6 +88,7 @@ berth_child_spawn (const char *const *argv, const char *const *envp, int extra_f
   r = posix_spawnp (&pid, argv[0], &fa, &attr, (char *const *) argv, (char *const *) (envp ? envp : (const char *const *) environ));
   posix_spawn_file_actions_destroy (&fa);
   posix_spawnattr_destroy (&attr);
+  berth_log_spawn (argv, r == 0 ? (long) pid : -1, r);
   if (in[0] >= 0)
     close (in[0]);
   close (out[1]);

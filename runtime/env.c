@@ -371,6 +371,7 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
   int r = env_new (ctx, spec, false, &env, reterr);
   if (r < 0)
     return r;
+  BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
   if ((r = berth_env_lock (env, reterr)) < 0)
     {
       env_free (env);
@@ -379,6 +380,8 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
   berth_env_refresh (env);
   _cleanup_free_ char *meta_path = env->name ? berth_strdup_printf ("%s/meta", env->state_dir) : NULL;
   bool existed = meta_path && access (meta_path, F_OK) == 0;
+  berth_ctx_log (ctx, BERTH_LOG_DEBUG, "session", "open %s environment %s on %s (%s)", existed ? "existing" : "new", env->name ? env->name : env->id,
+                 env->provider->ops->name, env->provider->origin);
   r = env->provider->ops->create (env, reterr);
   if (r < 0)
     {
@@ -421,7 +424,9 @@ berth_env_cleanup (berth_env *env, berth_error **reterr)
   int r = 0;
   if (env == NULL || env->cleaned)
     return 0;
+  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
   env->cleaned = true;
+  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "clean up %s environment %s", env->name ? "named" : "throw-away", env->name ? env->name : env->id);
   if (env->provider->ops->cleanup)
     r = env->provider->ops->cleanup (env, env->name == NULL, reterr);
   if (env->name == NULL)
@@ -437,6 +442,7 @@ berth_env_unref (berth_env *env)
 {
   if (env == NULL)
     return NULL;
+  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
   berth_env_cleanup (env, NULL);
   env_free (env);
   return NULL;
@@ -452,6 +458,8 @@ berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr)
   r = env_new (ctx, &spec, true, &env, reterr);
   if (r < 0)
     return r;
+  BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
+  berth_ctx_log (ctx, BERTH_LOG_DEBUG, "session", "remove environment %s on %s", name, env->provider->ops->name);
   if ((r = berth_env_lock (env, reterr)) >= 0 && env->provider->ops->cleanup)
     r = env->provider->ops->cleanup (env, true, reterr);
   env->cleaned = true;
@@ -501,6 +509,7 @@ berth_gc (berth_ctx *ctx, berth_error **reterr)
       berth_error *err = NULL;
       if (ops->gc == NULL)
         continue;
+      BERTH_LOG_SCOPE (ctx, ops->name);
       int r = ops->gc (ctx->config, lifetime, &err);
       if (r > 0)
         total += r;
@@ -569,6 +578,7 @@ BERTH_EXPORT int
 berth_env_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, berth_error **reterr)
 {
   uint32_t flags = 0;
+  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
   if (env->provider->ops->exec_prefix == NULL || !berth_provider_flag (env->provider, BERTH_FLAG_SUPPORTS_STREAMS))
     return berth_error_set (reterr, ENOTSUP, "backend %s cannot run long-lived processes", env->provider->ops->name);
   return env->provider->ops->exec_prefix (env, user, interactive, ret_argv, &flags, reterr);

@@ -123,6 +123,17 @@ berth_ctx_unref (berth_ctx *ctx)
   return NULL;
 }
 
+/* BERTH_DEBUG=config: the files merged, in order, and those absent.  */
+static void
+log_config_files (berth_ctx *ctx, const char *system, const char *user, const char *env, const char *extra)
+{
+  const char *what[] = { "system", "user", "BERTH_CONFIG", "--config" };
+  const char *files[] = { system, user, env && *env ? env : NULL, extra };
+  for (size_t i = 0; i < ARRAY_SIZE (files); i++)
+    if (files[i])
+      berth_ctx_log (ctx, BERTH_LOG_DEBUG, "config", "%s file %s%s", what[i], files[i], access (files[i], F_OK) == 0 ? ": merged" : ": not present");
+}
+
 BERTH_EXPORT int
 berth_ctx_load_config (berth_ctx *ctx, const char *extra, berth_error **reterr)
 {
@@ -133,6 +144,7 @@ berth_ctx_load_config (berth_ctx *ctx, const char *extra, berth_error **reterr)
   _cleanup_strv_free_ char **unknown = NULL; /* keys to warn about */
   berth_config_warn_fn w = berth_config_unknown_collect;
   int r;
+  log_config_files (ctx, sys_override ? sys_override : system, user, env, extra);
   if ((r = berth_config_merge_file_warn (ctx->config, sys_override ? sys_override : system, false, w, &unknown, reterr)) < 0)
     return r;
   if (user && (r = berth_config_merge_file_warn (ctx->config, user, false, w, &unknown, reterr)) < 0)

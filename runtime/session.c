@@ -139,6 +139,8 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   r = berth_job_transport (env, &prefix, &flags, reterr);
   if (r < 0)
     return r;
+  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "execute in %s on %s via %s, timeout %gs", env->id, env->provider->ops->name,
+                 prefix ? "its exec prefix" : "its start callback", timeout);
   use_fd = (flags & BERTH_PREFIX_PASSES_FDS) != 0;
   cwd = resolve_cwd (env, spec->cwd);
   berth_script_spec ss = {
@@ -335,6 +337,9 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
     res->exit_code = run.state.ec;
   else
     res->exit_code = status < 0 ? 255 : status;
+  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "exit %d after %llu ms (%s), %llu bytes of output", res->exit_code,
+                 (unsigned long long) ((berth_now_usec () - t0) / 1000), run.state.have_ec ? "recorded" : killed ? "killed" : "transport status",
+                 (unsigned long long) run.out.total_bytes);
 
   if (!killed && run.state.have_cwd)
     {
@@ -378,6 +383,7 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
 BERTH_EXPORT int
 berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **ret, berth_error **reterr)
 {
+  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
   int r = berth_env_lock (env, reterr);
   if (r < 0)
     return r;
