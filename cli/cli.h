@@ -19,11 +19,27 @@ typedef struct cli_opts
 /* Log messages above this level are not shown (BERTH_LOG_*).  */
 extern int cli_log_max;
 
-/* One-line error on stderr: "berth: MESSAGE".  Returns EXIT_BERTH.  */
+/* The version of the shape of every --json output (berth(1), JSON OUTPUT). */
+#define CLI_SCHEMA_VERSION 1
+
+/* Set by a command that was given --json: berth's error is then also a
+   JSON object on stdout (cli_json_error).  A command clears it once its
+   own JSON output is printed, so that stdout holds one object.  */
+extern bool cli_json;
+
+/* One-line error on stderr: "berth: MESSAGE", and with cli_json the same
+   as {"schema_version":1,"error":{"code","message"}} on stdout.  Returns
+   EXIT_BERTH.  cli_fail's code is BERTH_E_FAILED; cli_fail_err's is the
+   error's, with the output a failed command printed ("output").  */
 int cli_fail (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 int cli_fail_err (berth_error *err);
+/* The JSON error object alone (OUTPUT may be NULL); clears cli_json.  */
+void cli_json_error (int code, const char *message, const char *output, size_t output_len);
 /* Load the layered configuration (+ --config); on failure print and NULL. */
 berth_ctx *cli_ctx (const cli_opts *o);
+/* The same, but a configuration that does not load is no error (for
+   `config set`/`unset`, which must be able to repair it).  */
+berth_ctx *cli_ctx_lenient (const cli_opts *o);
 /* True when ARGV[*I] is "-h"/"--help".  */
 bool cli_is_help (const char *arg);
 

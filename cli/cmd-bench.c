@@ -103,7 +103,7 @@ cmd_bench (const cli_opts *o, int argc, char **argv)
           return cli_fail ("bench: -n must be between 1 and 100000");
         break;
       case 'p': peer = optarg; break;
-      case 'j': json = true; break;
+      case 'j': json = cli_json = true; break;
       case 'h': fputs (bench_usage, stdout); return 0;
       default: return cli_fail ("bench: bad option '%s' (see berth bench --help)", argv[optind - 1]);
       }
@@ -173,7 +173,7 @@ cmd_bench (const cli_opts *o, int argc, char **argv)
         p = summarize (theirs, (size_t) n);
       if (json)
         {
-          printf ("{\"backend\":");
+          printf ("{\"schema_version\":%d,\"backend\":", CLI_SCHEMA_VERSION);
           json_string (stdout, berth_env_backend (env));
           printf (",\"n\":%ld,\"command\":", n);
           json_string (stdout, command);
@@ -188,6 +188,7 @@ cmd_bench (const cli_opts *o, int argc, char **argv)
               printf (",\"ratio_median\":%.3f", s.median / p.median);
             }
           printf ("}\n");
+          cli_json = false;
         }
       else
         {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* cmd-config.c: berth config get|set|path.  */
+/* cmd-config.c: berth config get|set|unset|list|path.  */
 #include "config.h"
 
 #include <errno.h>
@@ -11,11 +11,94 @@
 static const char config_usage[] =
   "Usage: berth config get KEY\n"
   "       berth config set KEY VALUE\n"
+  "       berth config unset KEY\n"
+  "       berth config list [--show-origin] [--json]\n"
   "       berth config path\n"
   "\n"
   "KEY is dotted, e.g. terminal.backend.  `get` prints the merged value of\n"
   "every layer (system, user, $BERTH_CONFIG, --config); `set` edits the user\n"
-  "file, keeping the rest of it; lists are written as [a, b].  See berth-config(5).\n";
+  "file, keeping the rest of it; lists are written as [a, b].  A value is\n"
+  "checked as the loader checks it (type, range; terminal.backend must name\n"
+  "a backend that exists): a bad one is refused and the file left as it was.\n"
+  "`unset` removes KEY from the user file.  `list` prints every merged key;\n"
+  "--show-origin adds the file:line it came from, or \"default\".\n"
+  "See berth-config(5).\n";
+
+typedef struct list_state
+{
+  bool json, origin, first;
+} list_state;
+
+static void
+list_one (void *userdata, const char *key, const char *value, const char *origin)
+{
+  list_state *s = userdata;
+  if (s->json)
+    {
+      printf ("%s{\"key\":", s->first ? "" : ",");
+      json_string (stdout, key);
+      printf (",\"value\":");
+      json_string (stdout, value);
+      printf (",\"origin\":");
+      json_string (stdout, origin ? origin : "default");
+      printf ("}");
+    }
+  else
+    {
+      char *safe_value = cli_term_escape (value), *safe_origin = cli_term_escape (origin ? origin : "default");
+      if (s->origin)
+        printf ("%s\t%s=%s\n", safe_origin, key, safe_value);
+      else
+        printf ("%s=%s\n", key, safe_value);
+      free (safe_value);
+      free (safe_origin);
+    }
+  s->first = false;
+}
+
+static int
+config_list (const cli_opts *o, int argc, char **argv)
+{
+  list_state s = { .first = true };
+  berth_error *err = NULL;
+  for (int i = 2; i < argc; i++)
+    if (strcmp (argv[i], "--json") == 0)
+      s.json = cli_json = true;
+    else if (strcmp (argv[i], "--show-origin") == 0)
+      s.origin = true;
+    else
+      return cli_fail ("config list: unexpected argument '%s' (see berth config --help)", argv[i]);
+  berth_ctx *ctx = cli_ctx (o);
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  /* Collected first: an error leaves stdout with one object.  */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *saved = stdout, *mem = open_memstream (&buf, &len);
+  int r;
+  if (mem == NULL)
+    {
+      berth_ctx_unref (ctx);
+      return cli_fail ("config list: out of memory");
+    }
+  stdout = mem;
+  r = berth_ctx_config_list (ctx, list_one, &s, &err);
+  stdout = saved;
+  fclose (mem);
+  berth_ctx_unref (ctx);
+  if (r < 0)
+    {
+      free (buf);
+      return cli_fail_err (err);
+    }
+  if (s.json)
+    printf ("{\"schema_version\":%d,\"keys\":[%s]}\n", CLI_SCHEMA_VERSION, buf ? buf : "");
+  else
+    fputs (buf ? buf : "", stdout);
+  cli_json = false;
+  free (buf);
+  return 0;
+}
 
 int
 cmd_config (const cli_opts *o, int argc, char **argv)
@@ -33,6 +116,8 @@ cmd_config (const cli_opts *o, int argc, char **argv)
       free (p);
       return 0;
     }
+  if (strcmp (argv[1], "list") == 0)
+    return config_list (o, argc, argv);
   if (strcmp (argv[1], "get") == 0 && argc == 3)
     {
       berth_ctx *ctx = cli_ctx (o);
@@ -53,11 +138,20 @@ cmd_config (const cli_opts *o, int argc, char **argv)
       free (value);
       return 0;
     }
-  if (strcmp (argv[1], "set") == 0 && argc == 4)
+  if ((strcmp (argv[1], "set") == 0 && argc == 4) || (strcmp (argv[1], "unset") == 0 && argc == 3))
     {
-      if (berth_config_user_set (argv[2], argv[3], &err) < 0)
+      berth_ctx *ctx = cli_ctx_lenient (o);
+      int r;
+      if (ctx == NULL)
+        return EXIT_BERTH;
+      if (argc == 4)
+        r = berth_ctx_config_set (ctx, argv[2], argv[3], &err);
+      else
+        r = berth_ctx_config_unset (ctx, argv[2], &err);
+      berth_ctx_unref (ctx);
+      if (r < 0)
         return cli_fail_err (err);
       return 0;
     }
-  return cli_fail ("config: expected get KEY, set KEY VALUE or path (see berth config --help)");
+  return cli_fail ("config: expected get KEY, set KEY VALUE, unset KEY, list or path (see berth config --help)");
 }

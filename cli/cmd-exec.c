@@ -91,7 +91,7 @@ print_result_json (const berth_result *r)
 {
   size_t len;
   const char *out = berth_result_output (r, &len);
-  printf ("{\"output\":");
+  printf ("{\"schema_version\":%d,\"output\":", CLI_SCHEMA_VERSION);
   json_string_len (stdout, out, len);
   printf (",\"exit_code\":%d,\"cwd\":", berth_result_exit_code (r));
   json_string (stdout, berth_result_cwd (r));
@@ -105,21 +105,7 @@ print_result_json (const berth_result *r)
   printf (",\"env\":");
   json_string (stdout, berth_result_env (r));
   printf (",\"duration_ms\":%llu}\n", (unsigned long long) berth_result_duration_ms (r));
-}
-
-/* An execute error with --json: the one-line message also goes to stdout
-   as an object, with what the command printed before it failed (a
-   transport that died mid-command, state that could not be recorded).  */
-static void
-print_error_json (const berth_error *err)
-{
-  size_t len;
-  const char *out = berth_error_output (err, &len);
-  printf ("{\"schema_version\":1,\"error\":{\"code\":%d,\"message\":", berth_error_code (err));
-  json_string (stdout, berth_error_message (err));
-  printf ("},\"output\":");
-  json_string_len (stdout, out, len);
-  printf ("}\n");
+  cli_json = false; /* a later error (cleanup) is one line on stderr only */
 }
 
 static char *
@@ -278,7 +264,7 @@ parse_env_opts (int argc, char **argv, const char *usage, env_opts *eo, double *
           goto bad;
         *stdin_src = optarg;
         break;
-      case OPT_JSON: eo->json = true; break;
+      case OPT_JSON: eo->json = cli_json = true; break;
       case OPT_USER: eo->user = optarg; break;
       case OPT_NO_INTERACTIVE: eo->no_interactive = true; break;
       case OPT_MAX_BYTES:
@@ -374,8 +360,9 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
     }
   if (berth_env_execute (env, &spec, &res, &err) < 0)
     {
-      if (eo.json)
-        print_error_json (err);
+      /* with --json also an object on stdout, with what the command
+         printed before it failed (a transport that died mid-command,
+         state that could not be recorded) */
       exit_code = cli_fail_err (err);
     }
   else

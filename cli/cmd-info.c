@@ -24,7 +24,7 @@ want_json (int argc, char **argv, const char *usage, int *ret_exit)
   bool json = false;
   for (int i = 1; i < argc; i++)
     if (strcmp (argv[i], "--json") == 0)
-      json = true;
+      json = cli_json = true;
     else if (cli_is_help (argv[i]))
       {
         fputs (usage, stdout);
@@ -56,7 +56,7 @@ cmd_backends (const cli_opts *o, int argc, char **argv)
       int state = berth_provider_probe (p, &reason);
       if (json)
         {
-          printf ("%s{\"name\":", first ? "" : ",");
+          printf ("%s{\"schema_version\":%d,\"name\":", first ? "" : ",", CLI_SCHEMA_VERSION);
           json_string (stdout, berth_provider_name (p));
           printf (",\"description\":");
           json_string (stdout, berth_provider_description (p));
@@ -87,6 +87,7 @@ cmd_backends (const cli_opts *o, int argc, char **argv)
     }
   if (json)
     fputs ("]\n", stdout);
+  cli_json = false;
   berth_ctx_unref (ctx);
   return 0;
 }
@@ -130,7 +131,7 @@ cmd_doctor (const cli_opts *o, int argc, char **argv)
   for (int i = 1; i < argc; i++)
     {
       if (strcmp (argv[i], "--json") == 0)
-        json = true;
+        json = cli_json = true;
       else if ((strcmp (argv[i], "-b") == 0 || strcmp (argv[i], "--backend") == 0) && i + 1 < argc)
         only = argv[++i];
       else if (cli_is_help (argv[i]))
@@ -164,7 +165,7 @@ cmd_doctor (const cli_opts *o, int argc, char **argv)
         continue;
       if (json)
         {
-          printf ("%s{\"backend\":", first ? "" : ",");
+          printf ("%s{\"schema_version\":%d,\"backend\":", first ? "" : ",", CLI_SCHEMA_VERSION);
           json_string (stdout, berth_provider_name (p));
           printf (",\"checks\":[");
         }
@@ -186,7 +187,7 @@ cmd_doctor (const cli_opts *o, int argc, char **argv)
         continue;
       if (json)
         {
-          printf (",{\"plugin\":");
+          printf (",{\"schema_version\":%d,\"plugin\":", CLI_SCHEMA_VERSION);
           json_string (stdout, berth_plugin_name (pi));
           printf (",\"checks\":[");
         }
@@ -202,6 +203,7 @@ cmd_doctor (const cli_opts *o, int argc, char **argv)
     }
   if (json)
     fputs ("]\n", stdout);
+  cli_json = false;
   berth_ctx_unref (ctx);
   return d.all_ok ? 0 : 1;
 }
@@ -217,7 +219,7 @@ ls_one (void *userdata, const char *name, const char *backend, const char *cwd, 
   ls_state *s = userdata;
   if (s->json)
     {
-      printf ("%s{\"name\":", s->first ? "" : ",");
+      printf ("%s{\"schema_version\":%d,\"name\":", s->first ? "" : ",", CLI_SCHEMA_VERSION);
       json_string (stdout, name);
       printf (",\"backend\":");
       json_string (stdout, backend);
@@ -253,16 +255,33 @@ cmd_ls (const cli_opts *o, int argc, char **argv)
   ls_state s = { json, true };
   if (ctx == NULL)
     return EXIT_BERTH;
-  if (json)
-    fputc ('[', stdout);
-  else
+  /* Collected first: an error leaves stdout with the error object only. */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *saved = stdout, *mem = open_memstream (&buf, &len);
+  if (mem == NULL)
+    {
+      berth_ctx_unref (ctx);
+      return cli_fail ("ls: out of memory");
+    }
+  stdout = mem;
+  if (!json)
     printf ("%-20s %-12s %-17s %s\n", "NAME", "BACKEND", "LAST USED", "CWD");
-  if (berth_env_list (ctx, ls_one, &s, &err) < 0)
+  int r = berth_env_list (ctx, ls_one, &s, &err);
+  stdout = saved;
+  fclose (mem);
+  if (r < 0)
     exit_code = cli_fail_err (err);
   else
-    exit_code = 0;
-  if (json)
-    fputs ("]\n", stdout);
+    {
+      exit_code = 0;
+      if (json)
+        printf ("[%s]\n", buf ? buf : "");
+      else
+        fputs (buf ? buf : "", stdout);
+      cli_json = false;
+    }
+  free (buf);
   berth_ctx_unref (ctx);
   return exit_code;
 }
@@ -291,24 +310,99 @@ cmd_rm (const cli_opts *o, int argc, char **argv)
   return exit_code;
 }
 
+typedef struct gc_state
+{
+  bool json, dry_run, first;
+} gc_state;
+
+static void
+gc_one (void *userdata, const char *path, uint64_t bytes, const char *reason)
+{
+  gc_state *g = userdata;
+  if (g->json)
+    {
+      printf ("%s{\"path\":", g->first ? "" : ",");
+      json_string (stdout, path);
+      printf (",\"bytes\":%llu,\"reason\":\"%s\"}", (unsigned long long) bytes, reason);
+    }
+  else
+    {
+      char *safe = cli_term_escape (path);
+      printf ("%s %s (%llu bytes, %s)\n", g->dry_run ? "would remove" : "removed", safe, (unsigned long long) bytes,
+              strcmp (reason, "expired") == 0 ? "older than terminal.lifetime_seconds" : "over the 256 MiB bound");
+      free (safe);
+    }
+  g->first = false;
+}
+
+static const char gc_usage[] =
+  "Usage: berth gc [--dry-run] [--json]\n"
+  "\n"
+  "Remove berth leftovers: the backends' (exited containers, orphaned\n"
+  "instances) older than terminal.lifetime_seconds, and the spill files of\n"
+  "truncated outputs ($XDG_CACHE_HOME/berth/output) older than that, then the\n"
+  "oldest while they hold more than 256 MiB.\n"
+  "\n"
+  "      --dry-run   list the spill files that would go, remove nothing (the\n"
+  "                  backends' leftovers are not looked at)\n"
+  "      --json      one object: {schema_version, removed, spill_files}\n";
+
 int
 cmd_gc (const cli_opts *o, int argc, char **argv)
 {
   berth_error *err = NULL;
-  if (argc > 1 && cli_is_help (argv[1]))
-    {
-      fputs ("Usage: berth gc\n\nRemove berth leftovers (exited containers, orphaned instances) older than\nterminal.lifetime_seconds.\n", stdout);
-      return 0;
-    }
-  if (argc > 1)
-    return cli_fail ("gc: unexpected argument '%s'", argv[1]);
+  gc_state g = { .first = true };
+  for (int i = 1; i < argc; i++)
+    if (cli_is_help (argv[i]))
+      {
+        fputs (gc_usage, stdout);
+        return 0;
+      }
+    else if (strcmp (argv[i], "--json") == 0)
+      g.json = cli_json = true;
+    else if (strcmp (argv[i], "--dry-run") == 0 || strcmp (argv[i], "-n") == 0)
+      g.dry_run = true;
+    else
+      return cli_fail ("gc: unexpected argument '%s' (see berth gc --help)", argv[i]);
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
-  int n = berth_gc (ctx, &err);
+  int backends = 0;
+  if (!g.dry_run && (backends = berth_gc (ctx, &err)) < 0)
+    {
+      berth_ctx_unref (ctx);
+      return cli_fail_err (err);
+    }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *saved = stdout, *mem = open_memstream (&buf, &len);
+  if (mem == NULL)
+    {
+      berth_ctx_unref (ctx);
+      return cli_fail ("gc: out of memory");
+    }
+  stdout = mem;
+  int spills = berth_gc_output (ctx, g.dry_run, gc_one, &g, &err);
+  stdout = saved;
+  fclose (mem);
   berth_ctx_unref (ctx);
-  if (n < 0)
-    return cli_fail_err (err);
-  printf ("removed %d\n", n);
+  if (spills < 0)
+    {
+      free (buf);
+      return cli_fail_err (err);
+    }
+  if (g.json)
+    printf ("{\"schema_version\":%d,\"dry_run\":%s,\"removed\":%d,\"backends_removed\":%d,\"spill_files_removed\":%d,\"spill_files\":[%s]}\n",
+            CLI_SCHEMA_VERSION, g.dry_run ? "true" : "false", backends + spills, backends, spills, buf ? buf : "");
+  else
+    {
+      fputs (buf ? buf : "", stdout);
+      if (g.dry_run)
+        printf ("would remove %d spill file%s\n", spills, spills == 1 ? "" : "s");
+      else
+        printf ("removed %d (%d of the backends', %d spill file%s)\n", backends + spills, backends, spills, spills == 1 ? "" : "s");
+    }
+  cli_json = false;
+  free (buf);
   return 0;
 }

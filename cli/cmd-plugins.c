@@ -39,7 +39,7 @@ cmd_list (berth_ctx *ctx, bool json)
         {
           fputs (first ? "\n  {" : ",\n  {", stdout);
           first = false;
-          fputs ("\"name\": ", stdout);
+          printf ("\"schema_version\": %d, \"name\": ", CLI_SCHEMA_VERSION);
           json_string (stdout, berth_plugin_name (p));
           fputs (", \"kind\": ", stdout);
           json_string (stdout, berth_plugin_is_module (p) ? "module" : "plugin");
@@ -56,6 +56,7 @@ cmd_list (berth_ctx *ctx, bool json)
           fputs ("}", stdout);
         }
       fputs (first ? "]\n" : "\n]\n", stdout);
+      cli_json = false;
       return fflush (stdout) == 0 ? 0 : EXIT_BERTH;
     }
 
@@ -131,17 +132,14 @@ berth_cmd_plugins (berth_ctx *ctx, int argc, char **argv)
       for (int i = 1; i < argc; i++)
         {
           if (strcmp (argv[i], "--json") == 0)
-            json = true;
+            json = cli_json = true;
           else if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
             {
               fputs (usage, stdout);
               return 0;
             }
           else
-            {
-              fprintf (stderr, "berth: plugins list: unknown argument '%s' (try: berth plugins --help)\n", argv[i]);
-              return EXIT_BERTH;
-            }
+            return cli_fail ("plugins list: unknown argument '%s' (try: berth plugins --help)", argv[i]);
         }
       return cmd_list (ctx, json);
     }

@@ -21,37 +21,70 @@ static const char usage[] =
   "  exec-stream [-b BACKEND] [-e NAME] -- WORDS...\n"
   "  backends [--json]            list backends and their flags\n"
   "  doctor [-b BACKEND] [--json] check what each backend needs\n"
-  "  ls [--json] | rm NAME... | gc   named environments\n"
-  "  config get KEY | set KEY VALUE | path\n"
+  "  ls [--json] | rm NAME...      named environments\n"
+  "  gc [--dry-run] [--json]       remove leftovers and old spill files\n"
+  "  config get KEY | set KEY VALUE | unset KEY | list [--show-origin] [--json] | path\n"
   "  plugins list [--json] | enable NAME | disable NAME\n"
   "  bench [-b BACKEND] [-n N] [--json] [COMMAND]\n"
-  "  version\n"
+  "  version [--json]\n"
   "\n"
   "Exit status: the command's own (124 timed out, 130 interrupted, 141 stdout\n"
   "closed by its reader), or 125 for berth's own errors, with a one-line\n"
-  "reason on stderr.\n";
+  "reason on stderr (with --json also {\"schema_version\":1,\"error\":{\"code\",\n"
+  "\"message\"}} on stdout).\n";
+
+bool cli_json;
+
+void
+cli_json_error (int code, const char *message, const char *output, size_t output_len)
+{
+  printf ("{\"schema_version\":%d,\"error\":{\"code\":%d,\"message\":", CLI_SCHEMA_VERSION, code);
+  json_string (stdout, message);
+  fputc ('}', stdout);
+  if (output)
+    {
+      /* what a failed command printed before it failed */
+      fputs (",\"output\":", stdout);
+      json_string_len (stdout, output, output_len);
+    }
+  fputs ("}\n", stdout);
+  cli_json = false; /* one object per run */
+}
+
+static int
+fail (int code, const char *msg, const char *output, size_t output_len)
+{
+  char *safe;
+  if (cli_json)
+    cli_json_error (code, msg ? msg : "out of memory", output, output_len);
+  /* a message may quote a cwd or a remote's words */
+  safe = cli_term_escape (msg ? msg : "out of memory");
+  fprintf (stderr, "berth: %s\n", safe);
+  free (safe);
+  return EXIT_BERTH;
+}
 
 int
 cli_fail (const char *fmt, ...)
 {
   va_list ap;
-  char *msg = NULL, *safe;
+  char *msg = NULL;
+  int r;
   va_start (ap, fmt);
   if (vasprintf (&msg, fmt, ap) < 0)
     msg = NULL;
   va_end (ap);
-  /* a message may quote a cwd or a remote's words */
-  safe = cli_term_escape (msg ? msg : "out of memory");
-  fprintf (stderr, "berth: %s\n", safe);
-  free (safe);
+  r = fail (BERTH_E_FAILED, msg, NULL, 0);
   free (msg);
-  return EXIT_BERTH;
+  return r;
 }
 
 int
 cli_fail_err (berth_error *err)
 {
-  int r = cli_fail ("%s", berth_error_message (err));
+  size_t len;
+  const char *out = berth_error_output (err, &len);
+  int r = fail (berth_error_code (err), berth_error_message (err), out, len);
   berth_error_free (err);
   return r;
 }
@@ -77,8 +110,8 @@ log_to_stderr (void *userdata, int level, const char *area, const char *msg)
   free (safe);
 }
 
-berth_ctx *
-cli_ctx (const cli_opts *o)
+static berth_ctx *
+new_ctx (const cli_opts *o, bool lenient)
 {
   berth_ctx *ctx = NULL;
   berth_error *err = NULL;
@@ -90,10 +123,27 @@ cli_ctx (const cli_opts *o)
   berth_ctx_set_log (ctx, log_to_stderr, NULL);
   if (berth_ctx_load_config (ctx, o->config, &err) < 0)
     {
+      if (lenient)
+        {
+          berth_error_free (err);
+          return ctx;
+        }
       cli_fail_err (err);
       return berth_ctx_unref (ctx);
     }
   return ctx;
+}
+
+berth_ctx *
+cli_ctx (const cli_opts *o)
+{
+  return new_ctx (o, false);
+}
+
+berth_ctx *
+cli_ctx_lenient (const cli_opts *o)
+{
+  return new_ctx (o, true);
 }
 
 void
@@ -134,13 +184,36 @@ json_string (FILE *f, const char *s)
 static int
 cmd_version (const cli_opts *o, int argc, char **argv)
 {
-  printf ("berth %s\n", berth_version ());
+  bool json = false;
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--json") == 0)
+      json = true;
+    else if (cli_is_help (argv[i]))
+      {
+        fputs ("Usage: berth version [--json]\n", stdout);
+        return 0;
+      }
+    else
+      return cli_fail ("version: unexpected argument '%s'", argv[i]);
+  if (json)
+    {
+      printf ("{\"schema_version\":%d,\"version\":", CLI_SCHEMA_VERSION);
+      json_string (stdout, berth_version ());
+      fputs ("}\n", stdout);
+    }
+  else
+    printf ("berth %s\n", berth_version ());
   return 0;
 }
 
 static int
 cmd_plugins (const cli_opts *o, int argc, char **argv)
 {
+  /* plugins list --json: a configuration that does not load is a JSON
+     error too (the context comes before the arguments are parsed).  */
+  for (int i = 2; argc > 1 && (strcmp (argv[1], "list") == 0 || strcmp (argv[1], "ls") == 0) && i < argc; i++)
+    if (strcmp (argv[i], "--json") == 0)
+      cli_json = true;
   berth_ctx *ctx = cli_ctx (o);
   int r;
   if (ctx == NULL)

@@ -241,4 +241,111 @@ else
   ok "local: -C of a directory without permission # SKIP needs root and setpriv to run as nobody"
   ok "… and says permission denied # SKIP"
 fi
+
+# --- configuration: values checked, typos warned, unset, list (issue 11.18) ---
+cfgfile=$XDG_CONFIG_HOME/berth/config.yaml
+mkdir -p "$(dirname "$cfgfile")"
+printf '# mine\nterminal:\n  backend: local  # keep\n  timeout: 33\n' >"$cfgfile"
+before=$(cat "$cfgfile")
+run "$BERTH" config set terminal.backend nosuch
+is "$rc" 125 "config set terminal.backend nosuch is refused (125)"
+like "$stderr" "berth: terminal.backend: no backend named 'nosuch' (available: *local*)" "… naming the available backends"
+check "… in one line" one_line
+is "$(cat "$cfgfile")" "$before" "… and the file is untouched"
+run "$BERTH" config set terminal.ssh_port 70000
+is "$rc:$(cat "$cfgfile")" "125:$before" "config set checks the range (ssh_port 70000), file untouched"
+run "$BERTH" exec -- 'echo still works'
+is "$rc:$stdout" "0:still works" "commands still work after the refused values"
+
+printf 'terminal:\n  backend: local\n  timout: 5\n  docker_imgae: x\n  acme_nothing_like_it: 1\n' >"$TEST_TMP/typo.yaml"
+run "$BERTH" --config "$TEST_TMP/typo.yaml" exec -- 'echo ran'
+is "$rc:$stdout" "0:ran" "unknown terminal keys do not stop a command"
+like "$stderr" "*berth: config: warning: $TEST_TMP/typo.yaml:3:3: unknown key terminal.timout; did you mean terminal.timeout?*" "a typo is warned about with file:line:col and a did-you-mean"
+like "$stderr" "*$TEST_TMP/typo.yaml:4:3: unknown key terminal.docker_imgae; did you mean terminal.docker_image?*" "… each of them"
+like "$stderr" "*$TEST_TMP/typo.yaml:5:3: unknown key terminal.acme_nothing_like_it (ignored)*" "… and one close to nothing says it is ignored"
+printf 'terminal:\n  timeout: 5\nmodel:\n  timout: 1\n' >"$TEST_TMP/known.yaml"
+run "$BERTH" --config "$TEST_TMP/known.yaml" exec -- true
+is "$stderr" "" "known keys and other sections warn about nothing"
+
+run "$BERTH" config unset terminal.timeout
+is "$rc" 0 "config unset removes a key"
+is "$(cat "$cfgfile")" $'# mine\nterminal:\n  backend: local  # keep' "… keeping the rest of the file, comments included"
+run "$BERTH" config unset terminal.timeout
+is "$rc" 125 "config unset of a key the file does not set exits 125"
+like "$stderr" "berth: terminal.timeout is not set in $cfgfile" "… and says so"
+"$BERTH" config set terminal.timeout 44 >/dev/null 2>&1
+run "$BERTH" config list
+like "$stdout" "*terminal.timeout=44*" "config list prints merged keys"
+like "$stdout" "*tool_output.max_bytes=50000*" "… and the runtime's defaults"
+run "$BERTH" --config "$TEST_TMP/known.yaml" config list --show-origin
+like "$stdout" "*$TEST_TMP/known.yaml:2	terminal.timeout=5*" "config list --show-origin names the file:line a value came from"
+like "$stdout" "*$cfgfile:3	terminal.backend=local*" "… for every layer"
+like "$stdout" "*default	tool_output.max_bytes=50000*" "… or default"
+run "$BERTH" config list --show-origin --json
+is "$(jq -r '.schema_version, (.keys[] | select(.key == "terminal.timeout") | .value + " " + .origin)' <<<"$stdout" | tr '\n' ,)" "1,44 $cfgfile:4," "config list --json: {schema_version, keys: [{key, value, origin}]}"
+run "$BERTH" config --help
+like "$stdout" "*config unset KEY*config list ?--show-origin? ?--json?*" "config --help documents unset and list"
+
+# --- gc prunes spill files (issue 11.18) ---
+spill=$XDG_CACHE_HOME/berth/output
+run "$BERTH" exec --json --max-bytes 100 -- 'seq 1 1000'
+old=$(jq -r .full_output_path <<<"$stdout")
+check "a truncated output leaves a spill file" test -f "$old"
+touch -d '2 hours ago' "$old"
+run "$BERTH" exec --json --max-bytes 100 -- 'seq 1 1000'
+new=$(jq -r .full_output_path <<<"$stdout")
+ln -s "$TEST_TMP/typo.yaml" "$spill/out-0000000000000000.log"
+touch -h -d '3 hours ago' "$spill/out-0000000000000000.log"
+echo mine >"$spill/notes.log"; touch -d '3 hours ago' "$spill/notes.log"
+run "$BERTH" gc --dry-run
+is "$rc" 0 "gc --dry-run exits 0"
+like "$stdout" "*would remove $old *" "gc --dry-run lists the spill file older than terminal.lifetime_seconds"
+check "… and removes nothing" test -f "$old"
+run "$BERTH" gc --json
+is "$(jq -r '[.schema_version, .dry_run, .spill_files_removed, .spill_files[0].path, .spill_files[0].reason] | map(tostring) | join(" ")' <<<"$stdout")" \
+  "1 false 1 $old expired" "gc --json reports the spill file it removed"
+check "… which is gone" test ! -e "$old"
+check "… a recent one is kept" test -f "$new"
+check "… a symlink is not berth's file (kept, not followed)" bash -c "test -L '$spill/out-0000000000000000.log' && test -f '$TEST_TMP/typo.yaml'"
+check "… nor is a file of another name" test -f "$spill/notes.log"
+truncate -s 200M "$spill/out-aaaaaaaaaaaaaaaa.log"; touch -d '5 minutes ago' "$spill/out-aaaaaaaaaaaaaaaa.log"
+truncate -s 100M "$spill/out-bbbbbbbbbbbbbbbb.log"
+printf 'terminal:\n  lifetime_seconds: 86400\n' >"$TEST_TMP/life.yaml"
+run "$BERTH" --config "$TEST_TMP/life.yaml" gc
+like "$stdout" "*removed $spill/out-aaaaaaaaaaaaaaaa.log (209715200 bytes, over the 256 MiB bound)*" "gc keeps the spill directory under 256 MiB, oldest first"
+check "… keeping the newer ones" test -f "$spill/out-bbbbbbbbbbbbbbbb.log" -a -f "$new"
+rm -f "$spill/out-bbbbbbbbbbbbbbbb.log"
+chmod 755 "$spill"
+run "$BERTH" gc
+is "$rc" 125 "gc refuses to prune a spill directory that is not 0700"
+check "… removing nothing" test -f "$new"
+chmod 700 "$spill"
+run "$BERTH" gc --bogus
+is "$rc" 125 "gc refuses an unknown argument"
+
+# --- --json: errors are objects too, every output has schema_version (issue 11.18) ---
+printf 'terminal:\n  timeout: [1\n' >"$TEST_TMP/broken.yaml"
+for cmd in "exec --json -- true" "ls --json" "backends --json" "doctor --json" "gc --json" "config list --json" "plugins list --json" "bench -n 1 --json"; do
+  run "$BERTH" --config "$TEST_TMP/broken.yaml" $cmd
+  check "$cmd with a broken configuration: 125, one line on stderr, {schema_version, error: {code, message}} on stdout" \
+    bash -c "[ $rc -eq 125 ] && [ \$(wc -l <'$TEST_TMP/err') -eq 1 ] && jq -se 'length == 1 and (.[0] | .schema_version == 1 and (.error.code | type) == \"number\" and (.error.message | test(\"broken.yaml:[0-9]+:[0-9]+: \")))' '$TEST_TMP/out' >/dev/null"
+done
+run "$BERTH" doctor -b nosuch --json
+is "$(jq -r '.error.message' <<<"$stdout")" "$(sed 's/^berth: //' <<<"$stderr")" "doctor -b nosuch --json: the error object has the stderr line's message"
+run "$BERTH" gc --json --bogus
+is "$(jq -r '.schema_version' <<<"$stdout")" 1 "a usage error after --json is an object too"
+run "$BERTH" exec --json -- true
+is "$(jq -r .schema_version <<<"$stdout")" 1 "exec --json carries schema_version"
+run "$BERTH" exec -e sv -- true
+for cmd in "ls --json" "backends --json" "doctor -b local --json" "plugins list --json"; do
+  run "$BERTH" $cmd
+  check "$cmd: every element carries schema_version 1" bash -c "jq -se 'length == 1 and (.[0] | length > 0 and all(.[]; .schema_version == 1))' '$TEST_TMP/out' >/dev/null"
+done
+"$BERTH" rm sv >/dev/null 2>&1
+run "$BERTH" bench -n 1 --json
+is "$(jq -r .schema_version <<<"$stdout")" 1 "bench --json carries schema_version"
+run "$BERTH" version --json
+is "$(jq -r '(.schema_version|tostring) + " " + (.version | type)' <<<"$stdout")" "1 string" "version --json: {schema_version, version}"
+run "$BERTH" exec --json -b nosuchbackend -- true
+is "$(jq -r '[.schema_version, .error.code] | map(tostring) | join(" ")' <<<"$stdout")" "1 5001" "exec --json: an unknown backend is BERTH_E_NO_PROVIDER in the object"
 done_testing
