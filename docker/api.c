@@ -412,6 +412,20 @@ sink_write (char *data, size_t size, size_t nmemb, void *userdata)
   return sink_append (s, data, n) < 0 ? 0 : n;
 }
 
+/* BERTH_DEBUG=docker: one line per request, its status and duration.  */
+static void
+log_request (docker_client *c, CURL *h, const char *method, const char *url, CURLcode rc, uint64_t t0)
+{
+  long status = 0;
+  size_t n = strlen (c->base_url);
+  const char *path = strncmp (url, c->base_url, n) == 0 ? url + n : url;
+  curl_easy_getinfo (h, CURLINFO_RESPONSE_CODE, &status);
+  if (rc == CURLE_OK)
+    berth_debugf ("docker", "HTTP %s %s: %ld in %llu ms", method, path, status, (unsigned long long) (now_ms () - t0));
+  else
+    berth_debugf ("docker", "HTTP %s %s: failed (%s) after %llu ms", method, path, curl_easy_strerror (rc), (unsigned long long) (now_ms () - t0));
+}
+
 static int
 do_request_h (docker_client *c, const char *method, const char *url, const char *body, size_t max, docker_chunk_fn fn,
               void *userdata, long timeout_ms, headers *hd, docker_response *ret, berth_error **reterr)
@@ -452,8 +466,10 @@ do_request_h (docker_client *c, const char *method, const char *url, const char 
   hdrs = curl_slist_append (hdrs, "Expect:");
   curl_easy_setopt (h, CURLOPT_HTTPHEADER, hdrs);
 
+  uint64_t t0 = now_ms ();
   CURLcode rc = curl_easy_perform (h);
   curl_easy_setopt (h, CURLOPT_HTTPHEADER, NULL);
+  log_request (c, h, method, url, rc, t0);
   curl_slist_free_all (hdrs);
   if (s.overflow)
     {
@@ -718,7 +734,9 @@ docker_client_ping (docker_client *c, long timeout_ms, char **ret_reason)
   curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, sink_write);
   curl_easy_setopt (h, CURLOPT_WRITEDATA, &s);
   curl_easy_setopt (h, CURLOPT_TIMEOUT_MS, timeout_ms);
+  uint64_t t0 = now_ms ();
   CURLcode rc = curl_easy_perform (h);
+  log_request (c, h, "GET", url, rc, t0);
   free (url);
   long status = 0;
   curl_easy_getinfo (h, CURLINFO_RESPONSE_CODE, &status);
@@ -953,6 +971,7 @@ docker_hijack_start (docker_client *c, const char *path, const char *body, docke
     }
   int major, minor;
   long status = 0;
+  berth_debugf ("docker", "HTTP POST /v%s%s (exec stream): %.*s", c->api, path, (int) strcspn (buf, "\r\n"), buf);
   if (sscanf (buf, "HTTP/%d.%d %ld", &major, &minor, &status) != 3)
     {
       free (buf);

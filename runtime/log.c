@@ -166,6 +166,17 @@ berth_ctx_log (berth_ctx *ctx, int level, const char *area, const char *fmt, ...
   va_end (ap);
 }
 
+BERTH_EXPORT void
+berth_debugf (const char *area, const char *fmt, ...)
+{
+  va_list ap;
+  if (current.ctx == NULL || !berth_debug_enabled (area))
+    return;
+  va_start (ap, fmt);
+  ctx_logv (current.ctx, BERTH_LOG_DEBUG, area, fmt, ap);
+  va_end (ap);
+}
+
 /* An option whose value is a secret: --password X, --token=X ...  */
 static bool
 option_is_secret (const char *w)

@@ -322,6 +322,7 @@ berth_provider_probe (berth_provider *p, char **ret_reason)
 {
   char *reason = NULL;
   int r;
+  BERTH_LOG_SCOPE (p->ctx, p->ops->name);
   if (p->ops->probe == NULL)
     {
       *ret_reason = NULL;
@@ -350,6 +351,7 @@ berth_provider_doctor (berth_provider *p, berth_check_fn fn, void *userdata)
   _cleanup_free_ char *reason = NULL;
   int state = berth_provider_probe (p, &reason);
   fn (userdata, "probe", state == BERTH_PROBE_READY, reason ? reason : "ready", state == BERTH_PROBE_READY ? NULL : p->ops->setup_instructions);
+  BERTH_LOG_SCOPE (p->ctx, p->ops->name);
   if (p->ops->doctor)
     return p->ops->doctor (p->ctx->config, fn, userdata);
   return 0;

@@ -180,6 +180,10 @@ typedef const berth_provider_ops *(*berth_provider_entry_fn) (void);
 /* Errors: set *reterr (when non-NULL) and return -code.  */
 BERTH_EXPORT int berth_error_errno (berth_error **reterr, int errnum, const char *fmt, ...) BERTH_PRINTF (3, 4);
 BERTH_EXPORT void berth_logf (berth_env *env, int level, const char *fmt, ...) BERTH_PRINTF (3, 4);
+/* A debug line in AREA (the backend's name) where no env is at hand (a
+   client library's request, probe, gc): it goes to the context of the
+   call running on this thread, shown with BERTH_DEBUG=AREA or all.  */
+BERTH_EXPORT void berth_debugf (const char *area, const char *fmt, ...) BERTH_PRINTF (2, 3);
 
 /* Configuration.  PATH is dotted ("terminal.docker_image").  */
 BERTH_EXPORT const berth_config *berth_config_lookup (const berth_config *cfg, const char *path);
