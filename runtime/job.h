@@ -50,4 +50,27 @@ BERTH_INTERNAL int berth_job_finish (berth_job *job, berth_job_end how);
    be run or its transport failed.  */
 BERTH_INTERNAL int berth_job_run_script (berth_env *env, const char *script, double timeout, int *ret_status, berth_error **reterr);
 
+/* A job's stdin fed from a prefix in memory (the wrapper script, a
+   library caller's bytes, borrowed), then from FD (the caller's, never
+   closed here) as the command takes it, through one buffer of
+   BERTH_FEED_BUF bytes: memory stays bounded whatever the size.  The
+   command's stdin is closed at FD's end; a command that stops reading
+   (EPIPE) is no error, and FD is not read any further.  */
+#define BERTH_FEED_BUF 65536
+typedef struct berth_feed
+{
+  const char *pre;
+  size_t pre_len, pre_off;
+  int fd;         /* -1: none, or no longer read */
+  char *buf;      /* read from FD, not yet written */
+  size_t have, off;
+  int read_error; /* errno of a failed read of FD, else 0 */
+} berth_feed;
+BERTH_INTERNAL void berth_feed_init (berth_feed *f, const void *pre, size_t pre_len, int fd);
+BERTH_INTERNAL void berth_feed_free (berth_feed *f);
+/* berth_job_pump that also moves stdin along F (NULL: none), waiting for
+   the command's stdin to take bytes and FD to have some, never busy.  */
+BERTH_INTERNAL int berth_job_pump_feed (berth_job *job, berth_feed *f, int timeout_ms, int extra_fd, bool *extra_ready, berth_sink_fn sink,
+                                        void *userdata);
+
 #endif

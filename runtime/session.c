@@ -119,7 +119,8 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   berth_job job;
   exec_run run = { .spec = spec };
   berth_buf in = { 0 };
-  size_t in_off = 0;
+  berth_feed feed;
+  int stdin_fd = spec->has_stdin && BERTH_HAS_FIELD (spec, berth_exec_spec, stdin_fd) && spec->stdin_stream ? spec->stdin_fd : -1;
   bool use_fd, finished = false, killed = false;
   uint64_t deadline, drain_end = 0;
   int r, status = -1, lost = 0;
@@ -178,25 +179,13 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
       script_fd = -1;
     }
   berth_output_init (&run.out, max, env->spill_dir);
+  berth_feed_init (&feed, in.data, in.len, stdin_fd);
   deadline = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : UINT64_MAX;
 
   for (;;)
     {
       uint64_t now = berth_now_usec ();
       bool cancel = false;
-      if (berth_job_stdin_open (&job))
-        {
-          if (in_off < in.len)
-            {
-              ssize_t n = berth_job_write (&job, in.data + in_off, in.len - in_off);
-              if (n > 0)
-                in_off += (size_t) n;
-              else if (n != -EAGAIN && n != -EINTR)
-                in_off = in.len; /* the command does not read stdin: fine */
-            }
-          if (in_off >= in.len)
-            berth_job_close_stdin (&job);
-        }
       if (run.state.have_ec && drain_end == 0)
         drain_end = now + DRAIN_USEC;
       if (drain_end && now >= drain_end)
@@ -208,8 +197,9 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
         }
       uint64_t until = drain_end ? drain_end : deadline;
       uint64_t left_ms = (until - now) / 1000 + 1;
-      int wait_ms = berth_job_stdin_open (&job) && in_off < in.len ? 5 : left_ms > 1000 ? 1000 : (int) left_ms;
-      r = berth_job_pump (&job, wait_ms, cancel_fd, &cancel, exec_sink, &run);
+      int wait_ms = left_ms > 1000 ? 1000 : (int) left_ms;
+      /* stdin (the script first without fd 3) as the command takes it */
+      r = berth_job_pump_feed (&job, &feed, wait_ms, cancel_fd, &cancel, exec_sink, &run);
       if (cancel)
         {
           run.cancelled = true;
@@ -226,6 +216,9 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
           break;
         }
     }
+  if (feed.read_error)
+    berth_ctx_log (env->ctx, BERTH_LOG_WARNING, "session", "reading the command's stdin failed: %s", strerror (feed.read_error));
+  berth_feed_free (&feed);
   berth_buf_free (&in);
 
   if (killed)

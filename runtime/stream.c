@@ -1,13 +1,155 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* stream.c: bridge local fds to a process inside an environment (what
-   `berth exec-stream` offers backends whose exec_prefix needs berth).  */
+   `berth exec-stream` offers backends whose exec_prefix needs berth), and
+   the stdin feeder both it and execute use: a command's stdin is copied
+   from the caller's fd as the command takes it, through one bounded
+   buffer, never read ahead into memory.  */
 #include "config.h"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "job.h"
+#include "wrapper.h"
+
+/* How long the kill script may take, the transport's setup included.  */
+#define STREAM_KILL_TIMEOUT_S 5
+
+void
+berth_feed_init (berth_feed *f, const void *pre, size_t pre_len, int fd)
+{
+  *f = (berth_feed){ .pre = pre, .pre_len = pre ? pre_len : 0, .fd = fd };
+}
+
+void
+berth_feed_free (berth_feed *f)
+{
+  free (f->buf);
+  f->buf = NULL;
+  f->have = f->off = 0;
+}
+
+static const char *
+feed_pending (const berth_feed *f, size_t *ret_len)
+{
+  if (f->pre_off < f->pre_len)
+    {
+      *ret_len = f->pre_len - f->pre_off;
+      return f->pre + f->pre_off;
+    }
+  *ret_len = f->have - f->off;
+  return f->buf + f->off;
+}
+
+/* Nothing more goes to the command (it closed its stdin, or it all went):
+   the caller's fd is left alone, not read any further.  */
+static void
+feed_stop (berth_job *job, berth_feed *f)
+{
+  f->pre_off = f->pre_len;
+  f->have = f->off = 0;
+  f->fd = -1;
+  berth_job_close_stdin (job);
+}
+
+/* Write what is pending without blocking; close the command's stdin once
+   everything went.  A command that does not read its stdin (EPIPE) is
+   no error: what it did not take is dropped.  */
+static void
+feed_write (berth_job *job, berth_feed *f)
+{
+  while (berth_job_stdin_open (job))
+    {
+      size_t len;
+      const char *p = feed_pending (f, &len);
+      if (len == 0)
+        {
+          if (f->fd < 0)
+            berth_job_close_stdin (job);
+          return;
+        }
+      ssize_t n = berth_job_write (job, p, len);
+      if (n == -EAGAIN || n == -EWOULDBLOCK || n == -EINTR || n == 0)
+        return;
+      if (n < 0)
+        {
+          feed_stop (job, f);
+          return;
+        }
+      if (f->pre_off < f->pre_len)
+        f->pre_off += (size_t) n;
+      else
+        f->off += (size_t) n;
+    }
+  feed_stop (job, f);
+}
+
+/* One read of the caller's fd (it said it is readable).  */
+static void
+feed_read (berth_feed *f)
+{
+  if (f->buf == NULL && (f->buf = malloc (BERTH_FEED_BUF)) == NULL)
+    {
+      f->read_error = ENOMEM;
+      f->fd = -1;
+      return;
+    }
+  ssize_t n = read (f->fd, f->buf, BERTH_FEED_BUF);
+  if (n > 0)
+    {
+      f->have = (size_t) n;
+      f->off = 0;
+    }
+  else if (n == 0)
+    f->fd = -1;
+  else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    {
+      f->read_error = errno;
+      f->fd = -1;
+    }
+}
+
+int
+berth_job_pump_feed (berth_job *job, berth_feed *f, int timeout_ms, int extra_fd, bool *extra_ready, berth_sink_fn sink, void *userdata)
+{
+  if (f == NULL)
+    return berth_job_pump (job, timeout_ms, extra_fd, extra_ready, sink, userdata);
+  if (extra_ready)
+    *extra_ready = false;
+  feed_write (job, f);
+  if (job->eof)
+    return 0;
+  size_t pending;
+  feed_pending (f, &pending);
+  bool open = berth_job_stdin_open (job);
+  /* Negative fds are skipped by poll.  */
+  struct pollfd p[4] = {
+    { job->proc.fd, POLLIN, 0 },
+    { extra_fd, POLLIN, 0 },
+    { open && pending > 0 ? job->proc.stdin_fd : -1, POLLOUT, 0 },
+    { open && pending == 0 ? f->fd : -1, POLLIN, 0 },
+  };
+  if (poll (p, ARRAY_SIZE (p), timeout_ms) < 0)
+    return errno == EINTR ? 1 : -errno;
+  if (extra_fd >= 0 && p[1].revents && extra_ready)
+    *extra_ready = true;
+  if (p[3].revents)
+    feed_read (f);
+  if (p[2].revents || p[3].revents)
+    feed_write (job, f);
+  if (p[0].revents)
+    {
+      int r = job->proc.ops->pump (job->proc.proc, sink, userdata);
+      if (r < 0)
+        return r;
+      if (r == 0)
+        job->eof = true;
+    }
+  return !job->eof;
+}
 
 typedef struct bridge
 {
@@ -46,49 +188,118 @@ bridge_sink (void *userdata, int stream, const char *data, size_t len)
   write_all (b, stream == BERTH_STREAM_ERR ? b->err_fd : b->out_fd, data, len);
 }
 
-BERTH_EXPORT int
-berth_env_stream (berth_env *env, const char *const *argv, int in_fd, int out_fd, int err_fd, berth_error **reterr)
+/* ARGV runs as `bash -c BOOT bash ARGV...`: exported BERTH_JOB tags the
+   tree for the kill script (the one execute uses), and a missing command
+   is the shell's one line and 127 on every backend -- not whatever the
+   transport makes of a failed exec (255 from the jail, 126 from the
+   engine, 125 from a local spawn).  Words with a slash are left to
+   exec, which says it the shell's way too.  */
+static char *
+stream_boot (const char *job)
 {
-  _cleanup_strv_free_ char **prefix = NULL;
+  return berth_strdup_printf ("export BERTH_JOB=%s\n"
+                              "case $1 in */*) ;; *)\n"
+                              "  if ! command -v -- \"$1\" >/dev/null 2>&1; then\n"
+                              "    printf '%%s: command not found\\n' \"$1\" >&2; exit 127\n"
+                              "  fi ;;\n"
+                              "esac\n"
+                              "exec \"$@\"\n",
+                              job);
+}
+
+/* Kill the job's tree where it runs, then let go of our side.  */
+static int
+stream_kill (berth_env *env, berth_job *job, const char *token, berth_error **reterr)
+{
+  _cleanup_free_ char *ks = berth_kill_script (token, 0);
+  berth_error *kerr = NULL;
+  int kst = -1, r = 0;
+  berth_job_finish (job, BERTH_JOB_KILL);
+  if (ks == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  if (berth_job_run_script (env, ks, STREAM_KILL_TIMEOUT_S, &kst, &kerr) < 0)
+    {
+      /* ESRCH: the environment is gone, and the command with it.  */
+      if (berth_error_code (kerr) != ESRCH)
+        r = berth_error_set (reterr, BERTH_E_BACKEND, "%s: the command was stopped, but it may still be running there: could not kill it (%s)",
+                             env->provider->ops->name, berth_error_message (kerr));
+    }
+  else if (kst > 0)
+    r = berth_error_set (reterr, BERTH_E_BACKEND, "%s: the command was stopped, but it may still be running there: the kill script exited %d",
+                         env->provider->ops->name, kst);
+  berth_error_free (kerr);
+  return r;
+}
+
+BERTH_EXPORT int
+berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error **reterr)
+{
+  _cleanup_strv_free_ char **prefix = NULL, **argv = NULL;
+  _cleanup_free_ char *boot = NULL;
   uint32_t flags;
   berth_job job;
-  bridge b = { out_fd, err_fd, 0 };
-  char buf[65536];
-  size_t have = 0, off = 0;
-  bool in_eof = in_fd < 0;
-  int r = berth_job_transport (env, &prefix, &flags, reterr);
+  berth_feed feed;
+  char token[33];
+  int in_fd = spec->in_fd;
+  int cancel_fd = BERTH_HAS_FIELD (spec, berth_stream_spec, cancel_fd) && spec->cancel_fd >= 0 ? spec->cancel_fd : -1;
+  bridge b = { spec->out_fd, spec->err_fd, 0 };
+  bool cancelled = false, interrupted = false;
+  int r;
+
+  if (spec->argv == NULL || spec->argv[0] == NULL)
+    return berth_error_set (reterr, EINVAL, "no command given");
+  if ((r = berth_random_hex (token, 16)) < 0)
+    return berth_error_errno (reterr, -r, "no randomness");
+  boot = stream_boot (token);
+  argv = berth_strv_new (NULL);
+  if (boot == NULL || argv == NULL || berth_strv_push (&argv, "bash") < 0 || berth_strv_push (&argv, "-c") < 0 || berth_strv_push (&argv, boot) < 0
+      || berth_strv_push (&argv, "bash") < 0)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  for (size_t i = 0; spec->argv[i]; i++)
+    if (berth_strv_push (&argv, spec->argv[i]) < 0)
+      return berth_error_errno (reterr, ENOMEM, "out of memory");
+
+  r = berth_job_transport (env, &prefix, &flags, reterr);
   if (r < 0)
     return r;
-  r = berth_job_start (env, prefix, argv, in_fd >= 0, -1, &job, reterr);
+  r = berth_job_start (env, prefix, (const char *const *) argv, in_fd >= 0, -1, &job, reterr);
   if (r < 0)
     return r;
+  berth_feed_init (&feed, NULL, 0, in_fd);
   for (;;)
     {
-      bool in_ready = false;
-      if (!in_eof && off < have)
+      bool cancel = false;
+      r = berth_job_pump_feed (&job, &feed, 1000, cancel_fd, &cancel, bridge_sink, &b);
+      if (cancel || b.error == -EPIPE)
         {
-          ssize_t n = berth_job_write (&job, buf + off, have - off);
-          if (n > 0)
-            off += (size_t) n;
-          else if (n != -EAGAIN && n != -EINTR)
-            in_eof = true;
+          /* Interrupted, or our stdout's reader went away.  */
+          cancelled = true;
+          interrupted = cancel;
+          break;
         }
-      if (in_eof && berth_job_stdin_open (&job))
-        berth_job_close_stdin (&job);
-      r = berth_job_pump (&job, off < have ? 5 : 1000, (!in_eof && off >= have) ? in_fd : -1, &in_ready, bridge_sink, &b);
       if (r <= 0)
         break;
-      if (in_ready)
-        {
-          ssize_t n = read (in_fd, buf, sizeof buf);
-          if (n > 0)
-            have = (size_t) n, off = 0;
-          else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-            in_eof = true;
-        }
+    }
+  berth_feed_free (&feed);
+  if (cancelled)
+    {
+      if ((r = stream_kill (env, &job, token, reterr)) < 0)
+        return r;
+      return interrupted ? 130 : 128 + SIGPIPE;
     }
   int status = berth_job_finish (&job, r < 0 ? BERTH_JOB_KILL : BERTH_JOB_WAIT);
   if (r < 0)
     return berth_error_errno (reterr, -r, "%s: stream failed", env->provider->ops->name);
   return status < 0 ? 255 : status;
+}
+
+BERTH_EXPORT int
+berth_env_stream (berth_env *env, const char *const *argv, int in_fd, int out_fd, int err_fd, berth_error **reterr)
+{
+  berth_stream_spec spec = BERTH_STREAM_SPEC_INIT;
+  spec.argv = argv;
+  spec.in_fd = in_fd;
+  spec.out_fd = out_fd;
+  spec.err_fd = err_fd;
+  return berth_env_stream_ex (env, &spec, reterr);
 }

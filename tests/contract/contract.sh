@@ -124,6 +124,32 @@ r=$(printf 'a\nb\nc\n' | bx --json --stdin - -- 'wc -l')
 is "$(out "$r" | tr -d ' ')" 3 "wc -l counts stdin lines"
 is "$(out "$(bj -- 'cat; echo done')")" "done" "no stdin means EOF, not a hang"
 
+# stdin streams as the command reads it, in bounded memory, like
+# `docker exec -i` and ssh (issue 11.10: all of it was read first and held
+# twice: 300 MB in, 594 MB RSS).
+if [ -x /usr/bin/time ]; then
+  n=$((40 * 1024 * 1024))
+  got=$(head -c "$n" /dev/zero | /usr/bin/time -f %M -o "$TEST_TMP/in.rss" "$BERTH" exec -b "$BACKEND" "${EXTRA[@]}" --stdin - -- 'wc -c')
+  rss=$(tail -n1 "$TEST_TMP/in.rss")
+  is "$(tr -d ' ' <<<"$got")" "$n" "40 MiB of stdin reach the command whole"
+  check "… streamed with bounded memory (${rss} KiB RSS < 32 MiB)" test "${rss:-999999}" -lt 32768
+  head -c "$n" /dev/zero >"$TEST_TMP/in.bin"
+  got=$(/usr/bin/time -f %M -o "$TEST_TMP/in.rss" "$BERTH" exec -b "$BACKEND" "${EXTRA[@]}" --stdin "$TEST_TMP/in.bin" -- 'wc -c')
+  rss=$(tail -n1 "$TEST_TMP/in.rss")
+  is "$(tr -d ' ' <<<"$got")" "$n" "--stdin FILE: 40 MiB reach the command whole"
+  check "… streamed too (${rss} KiB RSS < 32 MiB)" test "${rss:-999999}" -lt 32768
+  rm -f "$TEST_TMP/in.bin"
+else
+  check "/usr/bin/time is installed for the stdin memory check" false
+fi
+start=$SECONDS
+head -c 100000000 /dev/zero | bx --stdin - -- true >"$TEST_TMP/true.out" 2>&1
+is "$?" 0 "a command that does not read its large stdin exits 0"
+is "$(cat "$TEST_TMP/true.out")" "" "… quietly (EPIPE on its stdin is no error)"
+check "… and promptly" test $((SECONDS - start)) -lt 30
+r=$(printf 'one\ntwo\n' | bx --json --stdin - -- 'read -r a; echo "got $a"; cat')
+is "$(out "$r")" $'got one\ntwo' "the script goes first, then stdin, read as the command wants it"
+
 # --- timeouts and interrupts (23, 24, 30) ---
 T=to$TAG
 start=$SECONDS
@@ -215,5 +241,35 @@ is "$got" $'a b|$(echo no) `x` ; *|\nquotes \' " dollar  ü' "exec_prefix passes
 got=$(printf 'line1\nline2\n' | "${prefix[@]}" cat)
 is "$got" $'line1\nline2' "a long-lived cat echoes stdin through exec_prefix"
 
-for n in "$N" "$E" "iso1$TAG" "iso2$TAG" "$T" "$P" "$X" "$G"; do "$BERTH" rm "$n" >/dev/null 2>&1; done
+# --- exec-stream (issue 11.9): the same answers on every backend ---
+# A missing command was 255 silently on bwrap, 126 on docker, 125 on
+# local; ^C, SIGTERM or SIGHUP to berth left the process running there.
+S=xs$TAG
+bj -e "$S" -- true >/dev/null
+xs () { "$BERTH" exec-stream -b "$BACKEND" "${EXTRA[@]}" -e "$S" "$@"; }
+xs -- no_such_command_berth_$TAG </dev/null >"$TEST_TMP/xs.out" 2>"$TEST_TMP/xs.err"
+is "$?" 127 "exec-stream: a missing command exits 127"
+like "$(cat "$TEST_TMP/xs.err")" "*no_such_command_berth_$TAG: command not found" "… saying so the shell's way"
+is "$(wc -l <"$TEST_TMP/xs.err" | tr -d ' ')" 1 "… in one line"
+is "$(printf 'in\n' | xs -- sh -c 'cat; exit 3'; echo "rc=$?")" $'in\nrc=3' "exec-stream: stdin through, the command's own exit status"
+is "$(xs -- printf '%s|' 'a b' '$HOME' </dev/null)" 'a b|$HOME|' "exec-stream: words pass through unchanged"
+# The processes of a stream: exact argv "sleep DUR" (a duration of our own).
+DUR=$((600 + $$ % 1000))
+stream_procs () { out "$(bj -e "$S" -- "n=0; for f in /proc/[0-9]*/cmdline; do mapfile -d '' -t a 2>/dev/null <\"\$f\" || continue; [ \"\${a[*]}\" = 'sleep $DUR' ] && { n=\$((n + 1)); ${1:-:} \"\${f//[!0-9]/}\" 2>/dev/null; }; done; echo \$n")" | tr -d ' '; }
+for sig in INT TERM; do
+  want=$((128 + $(kill -l "$sig")))
+  # berth itself is the background job (not a subshell running it)
+  "$BERTH" exec-stream -b "$BACKEND" "${EXTRA[@]}" -e "$S" -- bash -c "sleep $DUR & sleep $DUR; :" </dev/null >/dev/null 2>"$TEST_TMP/xs.err" & pid=$!
+  for i in $(seq 1 50); do [ "$(stream_procs)" = 2 ] && break; sleep 0.2; done
+  is "$(stream_procs)" 2 "exec-stream: the command and its background child run (SIG$sig)"
+  kill -"$sig" $pid
+  for i in $(seq 1 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+  kill -KILL $pid 2>/dev/null
+  wait $pid
+  is "$?" "$want" "SIG$sig to exec-stream: berth exits $want"
+  is "$(stream_procs)" 0 "… and the command's whole tree is killed where it ran"
+  stream_procs "kill -9" >/dev/null # what a failure left behind
+done
+
+for n in "$N" "$E" "iso1$TAG" "iso2$TAG" "$T" "$P" "$X" "$G" "$S"; do "$BERTH" rm "$n" >/dev/null 2>&1; done
 done_testing

@@ -217,8 +217,13 @@ typedef struct berth_exec_spec
   void *userdata;
   int cancel_fd;    /* readable => interrupt (130); -1 or 0 when unused */
   size_t max_bytes; /* 0: tool_output.max_bytes (default 50000) */
+  /* With has_stdin and stdin_stream: after stdin_data, the command's stdin
+     is copied from STDIN_FD (left open, not read ahead) as the command
+     reads it, in bounded memory, and closed at its end.  */
+  bool stdin_stream;
+  int stdin_fd;
 } berth_exec_spec;
-#define BERTH_EXEC_SPEC_INIT { .size = sizeof (berth_exec_spec), .cancel_fd = -1 }
+#define BERTH_EXEC_SPEC_INIT { .size = sizeof (berth_exec_spec), .cancel_fd = -1, .stdin_fd = -1 }
 #define BERTH_TIMEOUT_NONE (-1.0)
 #define BERTH_TIMEOUT_MAX 2147483648.0 /* 2^31 s; larger values are refused */
 
@@ -245,8 +250,23 @@ BERTH_EXPORT berth_result *berth_result_free (berth_result *r);
    backend cannot right now.  Free with berth_strv_free.  */
 BERTH_EXPORT int berth_env_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, berth_error **reterr);
 /* Runs ARGV inside ENV bridging IN_FD to its stdin and its stdout/stderr
-   to OUT_FD/ERR_FD until it exits; returns its exit status.  */
+   to OUT_FD/ERR_FD until it exits; returns its exit status.  ARGV runs
+   under bash there: a missing command is 127 with the shell's one line
+   ("WORD: command not found") on every backend.  */
 BERTH_EXPORT int berth_env_stream (berth_env *env, const char *const *argv, int in_fd, int out_fd, int err_fd, berth_error **reterr);
+typedef struct berth_stream_spec
+{
+  size_t size;
+  const char *const *argv;
+  int in_fd;     /* copied to its stdin as it reads (bounded memory); -1: none */
+  int out_fd, err_fd;
+  /* Readable => the command's whole tree is killed where it runs (the
+     kill execute uses) and 130 is returned; -1 unused.  OUT_FD's reader
+     gone (EPIPE) kills it too, and 141 is returned.  */
+  int cancel_fd;
+} berth_stream_spec;
+#define BERTH_STREAM_SPEC_INIT { .size = sizeof (berth_stream_spec), .in_fd = -1, .out_fd = 1, .err_fd = 2, .cancel_fd = -1 }
+BERTH_EXPORT int berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error **reterr);
 
 BERTH_EXPORT char **berth_strv_free (char **strv);
 BERTH_EXPORT const char *berth_version (void);
