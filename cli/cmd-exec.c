@@ -17,6 +17,8 @@
 #include "util.h"
 
 static int interrupt_pipe[2] = { -1, -1 };
+/* The last of SIGINT, SIGTERM, SIGHUP received (exec-stream exits 128+N).  */
+static volatile sig_atomic_t interrupt_signal;
 /* Our stdout is a pipe whose reader went away (`berth exec -- yes | head`).  */
 static bool stdout_closed;
 
@@ -24,6 +26,7 @@ static void
 on_interrupt (int sig)
 {
   int saved = errno;
+  interrupt_signal = sig;
   if (write (interrupt_pipe[1], "x", 1) < 0)
     {
     }
@@ -52,38 +55,39 @@ stream_to_stdout (void *userdata, const char *data, size_t len)
   return 0;
 }
 
+/* The fd --stdin SRC names ("-": ours), streamed to the command as it
+   reads it: never read into memory.  *RET_CLOSE: ours to close.  */
 static int
-read_stdin_source (const char *src, char **ret, size_t *ret_len)
+open_stdin_source (const char *src, int *ret_fd, bool *ret_close)
 {
-  int fd = strcmp (src, "-") == 0 ? STDIN_FILENO : open (src, O_RDONLY | O_CLOEXEC);
-  size_t cap = 0, len = 0;
-  char *buf = NULL;
+  struct stat st;
+  bool ours = strcmp (src, "-") != 0;
+  int fd = ours ? open (src, O_RDONLY | O_CLOEXEC | O_NOCTTY) : STDIN_FILENO;
   if (fd < 0)
     return -errno;
-  for (;;)
+  if (fstat (fd, &st) == 0 && S_ISDIR (st.st_mode))
     {
-      if (len + 65536 > cap)
-        {
-          char *n = realloc (buf, cap = cap ? cap * 2 : 131072);
-          if (n == NULL)
-            {
-              free (buf);
-              return -ENOMEM;
-            }
-          buf = n;
-        }
-      ssize_t n = read (fd, buf + len, cap - len);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      len += (size_t) n;
+      if (ours)
+        close (fd);
+      return -EISDIR;
     }
-  if (fd != STDIN_FILENO)
-    close (fd);
-  *ret = buf;
-  *ret_len = len;
+  *ret_fd = fd;
+  *ret_close = ours;
   return 0;
+}
+
+/* Catch SIGINT, SIGTERM and SIGHUP into interrupt_pipe: the runtime kills
+   the command's tree where it runs when it becomes readable.  */
+static void
+catch_interrupts (void)
+{
+  if (pipe2 (interrupt_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
+    {
+      struct sigaction sa = { .sa_handler = on_interrupt };
+      sigaction (SIGINT, &sa, NULL);
+      sigaction (SIGTERM, &sa, NULL);
+      sigaction (SIGHUP, &sa, NULL);
+    }
 }
 
 static void
@@ -310,24 +314,21 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
     return cli_fail ("exec: no command given (see berth exec --help)");
 
   _cleanup_free_ char *command = join_words (argc - first, argv + first);
-  _cleanup_free_ char *stdin_data = NULL;
-  size_t stdin_len = 0;
+  _cleanup_close_ int stdin_owned = -1;
+  int stdin_fd = -1;
   if (stdin_src)
     {
-      int r = read_stdin_source (stdin_src, &stdin_data, &stdin_len);
+      bool close_it = false;
+      int r = open_stdin_source (stdin_src, &stdin_fd, &close_it);
       if (r < 0)
         return cli_fail ("cannot read --stdin %s: %s", stdin_src, strerror (-r));
+      if (close_it)
+        stdin_owned = stdin_fd;
     }
   /* Before the environment is created (which can take a while): an
      interrupt during creation stays in the pipe and stops the command as
      soon as it starts.  */
-  if (pipe2 (interrupt_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
-    {
-      struct sigaction sa = { .sa_handler = on_interrupt };
-      sigaction (SIGINT, &sa, NULL);
-      sigaction (SIGTERM, &sa, NULL);
-      sigaction (SIGHUP, &sa, NULL);
-    }
+  catch_interrupts ();
   signal (SIGPIPE, SIG_IGN);
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
@@ -347,8 +348,8 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
   spec.cwd = cwd;
   spec.timeout = timeout;
   spec.has_stdin = stdin_src != NULL;
-  spec.stdin_data = stdin_data;
-  spec.stdin_len = stdin_len;
+  spec.stdin_stream = stdin_src != NULL;
+  spec.stdin_fd = stdin_fd;
   spec.cancel_fd = interrupt_pipe[0];
   if (max_bytes)
     spec.max_bytes = max_bytes; /* without --json: printed capped at the end */
@@ -508,6 +509,9 @@ cmd_exec_stream (const cli_opts *o, int argc, char **argv)
     return cli_fail ("exec-stream: no words given (see berth exec-stream --help)");
   /* Our stderr is the stream's: only errors of berth's own go there.  */
   cli_log_max = BERTH_LOG_ERROR;
+  /* ^C, SIGTERM, SIGHUP: the command's tree is killed where it runs, and
+     we exit 128+N as if killed by it.  */
+  catch_interrupts ();
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
@@ -515,8 +519,14 @@ cmd_exec_stream (const cli_opts *o, int argc, char **argv)
   berth_env *env = open_env (ctx, &eo, &exit_code, NULL);
   if (env)
     {
-      int r = berth_env_stream (env, (const char *const *) argv + first, STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, &err);
-      exit_code = r < 0 ? cli_fail_err (err) : r;
+      berth_stream_spec spec = BERTH_STREAM_SPEC_INIT;
+      spec.argv = (const char *const *) argv + first;
+      spec.in_fd = STDIN_FILENO;
+      spec.out_fd = STDOUT_FILENO;
+      spec.err_fd = STDERR_FILENO;
+      spec.cancel_fd = interrupt_pipe[0];
+      int r = berth_env_stream_ex (env, &spec, &err);
+      exit_code = r < 0 ? cli_fail_err (err) : interrupt_signal ? 128 + interrupt_signal : r;
       berth_env_cleanup (env, NULL);
       berth_env_unref (env);
     }
