@@ -712,7 +712,7 @@ typedef enum schema_type
   SCHEMA_INT,
   SCHEMA_BOOL,
   SCHEMA_STRV,   /* a sequence of strings */
-  SCHEMA_STRINGS, /* a string or a sequence of strings */
+  SCHEMA_OPTIONS, /* a string, a sequence of strings or a mapping of scalars */
   SCHEMA_STRMAP, /* a mapping of names to scalars */
   SCHEMA_BINDS,  /* a sequence of "src[:dest][:ro|rw]" or {src, dest, readonly} */
 } schema_type;
@@ -768,7 +768,7 @@ static const schema_key config_schema[] = {
   SCHEMA_STR ("terminal.ssh_host"),
   SCHEMA_STR ("terminal.ssh_user"),
   SCHEMA_STR ("terminal.ssh_key"),
-  { "terminal.ssh_options", SCHEMA_STRINGS, "a list of ssh options ([Key=Value, ...])" },
+  { "terminal.ssh_options", SCHEMA_OPTIONS, "ssh options: [Key=Value, ...], {Key: Value, ...} or one Key=Value" },
   { "terminal.ssh_port", SCHEMA_INT, "an integer from 1 to 65535", .imin = 1, .imax = 65535 },
   SCHEMA_STR ("terminal.bwrap_profile"),
   { "terminal.bwrap_binds", SCHEMA_BINDS, "a list of binds ('src[:dest][:ro|rw]' or {src, dest, readonly})" },
@@ -827,7 +827,7 @@ schema_check_item (const schema_key *k, const berth_config *item, size_t i, bert
   char path[128];
   bool b;
   snprintf (path, sizeof path, "%s[%zu]", k->path, i);
-  if (k->type == SCHEMA_STRV || k->type == SCHEMA_STRINGS)
+  if (k->type == SCHEMA_STRV || k->type == SCHEMA_OPTIONS)
     return is_string (item) ? 0 : schema_fail (reterr, item, path, "a string");
   /* SCHEMA_BINDS */
   if (item->kind == BERTH_CONFIG_SCALAR)
@@ -879,9 +879,11 @@ schema_check (const schema_key *k, berth_config *n, berth_error **reterr)
       return schema_fail (reterr, n, k->path, k->expect);
     case SCHEMA_BOOL:
       return n->kind == BERTH_CONFIG_SCALAR && parse_bool (n->scalar, &b) ? 0 : schema_fail (reterr, n, k->path, k->expect);
-    case SCHEMA_STRINGS:
+    case SCHEMA_OPTIONS:
       if (n->kind == BERTH_CONFIG_SCALAR)
         return 0;
+      if (n->kind == BERTH_CONFIG_MAPPING)
+        goto strmap;
       /* fall through */
     case SCHEMA_STRV:
     case SCHEMA_BINDS:
@@ -894,6 +896,7 @@ schema_check (const schema_key *k, berth_config *n, berth_error **reterr)
     case SCHEMA_STRMAP:
       if (n->kind != BERTH_CONFIG_MAPPING)
         return schema_fail (reterr, n, k->path, k->expect);
+    strmap:
       for (size_t i = 0; i < n->n_items; i++)
         if (n->items[i]->kind != BERTH_CONFIG_SCALAR)
           {

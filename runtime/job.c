@@ -30,13 +30,14 @@ berth_job_transport (berth_env *env, char ***ret_prefix, uint32_t *ret_flags, be
 }
 
 int
-berth_job_start (berth_env *env, char **prefix, const char *const *inner, bool has_stdin, int extra_fd, berth_job *job, berth_error **reterr)
+berth_job_start (berth_env *env, char **prefix, const char *const *inner, bool has_stdin, int extra_fd, uint64_t deadline_usec, berth_job *job,
+                 berth_error **reterr)
 {
   const berth_provider_ops *ops = env->provider->ops;
   *job = (berth_job){ .proc = { .size = sizeof job->proc, .fd = -1, .stdin_fd = -1 } };
   if (ops->start)
     {
-      berth_start_req req = { .size = sizeof req, .argv = inner, .has_stdin = has_stdin, .extra_fd = extra_fd };
+      berth_start_req req = { .size = sizeof req, .argv = inner, .has_stdin = has_stdin, .extra_fd = extra_fd, .deadline_usec = deadline_usec };
       int r = ops->start (env, &req, &job->proc, reterr);
       if (r < 0)
         return r;
@@ -157,14 +158,15 @@ berth_job_run_script (berth_env *env, const char *script, double timeout, int *r
   int r = berth_job_transport (env, &prefix, &flags, reterr);
   if (r < 0)
     return r;
-  r = berth_job_start (env, prefix, inner, false, -1, &job, reterr);
+  r = berth_job_start (env, prefix, inner, false, -1, deadline, &job, reterr);
   if (r < 0)
     return r;
   while ((r = berth_job_pump (&job, 100, -1, NULL, discard, NULL)) > 0)
     if (berth_now_usec () > deadline)
       {
         berth_job_finish (&job, BERTH_JOB_KILL);
-        return berth_error_set (reterr, ETIMEDOUT, "%s: script timed out", env->provider->ops->name);
+        return berth_error_set (reterr, ETIMEDOUT, "%s: the environment did not answer within %gs; check it with berth doctor -b %s", env->provider->ops->name,
+                                timeout, env->provider->ops->name);
       }
   return berth_job_end_status (&job, BERTH_JOB_WAIT, ret_status, reterr);
 }

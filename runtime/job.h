@@ -17,8 +17,10 @@ typedef struct berth_job
    transports) and BERTH_PREFIX_* flags.  */
 BERTH_INTERNAL int berth_job_transport (berth_env *env, char ***ret_prefix, uint32_t *ret_flags, berth_error **reterr);
 /* Start INNER inside ENV.  PREFIX from berth_job_transport.  EXTRA_FD
-   becomes fd 3 when the prefix passes fds.  */
-BERTH_INTERNAL int berth_job_start (berth_env *env, char **prefix, const char *const *inner, bool has_stdin, int extra_fd, berth_job *job, berth_error **reterr);
+   becomes fd 3 when the prefix passes fds.  DEADLINE_USEC (monotonic, 0
+   none) bounds a start transport's setup (berth_start_req).  */
+BERTH_INTERNAL int berth_job_start (berth_env *env, char **prefix, const char *const *inner, bool has_stdin, int extra_fd, uint64_t deadline_usec,
+                                    berth_job *job, berth_error **reterr);
 /* Wait up to TIMEOUT_MS for output (or for EXTRA_FD to become readable:
    *EXTRA_READY); deliver output to SINK.  Returns 1 while something is
    open, 0 once stdout and stderr ended, -errno on error.  */
@@ -47,7 +49,8 @@ BERTH_INTERNAL int berth_job_end_status (berth_job *job, berth_job_end how, int 
 BERTH_INTERNAL int berth_job_finish (berth_job *job, berth_job_end how);
 /* Run a short script inside ENV to completion, output discarded; its exit
    status in *RET_STATUS (may be NULL; -1 unknown).  < 0 when it could not
-   be run or its transport failed.  */
+   be run or its transport failed; -ETIMEDOUT when it did not end within
+   TIMEOUT seconds (which bound the transport's setup too).  */
 BERTH_INTERNAL int berth_job_run_script (berth_env *env, const char *script, double timeout, int *ret_status, berth_error **reterr);
 
 /* A job's stdin fed from a prefix in memory (the wrapper script, a

@@ -18,9 +18,10 @@
    for at most this long: a background child holding the pipe must not
    hang execute.  */
 #define DRAIN_USEC 300000u
-/* How long the kill script may take (the transport may need to be
-   re-established first, e.g. an ssh master).  */
-#define KILL_TIMEOUT_S 10
+/* How long the kill script may take after the deadline, the transport's
+   setup included (an ssh master re-established first): an environment
+   that does not answer within it is reported, never waited for.  */
+#define KILL_TIMEOUT_S 5
 
 struct berth_result
 {
@@ -92,6 +93,22 @@ snapshot_drops (void *userdata, const char *name)
   return berth_ctx_env_is_stripped (env->ctx, name);
 }
 
+/* Fail with R (the error set already), keeping what the command printed
+   in the error for --json callers.  */
+static int
+fail_with_output (exec_run *run, int r, berth_error **reterr)
+{
+  size_t len;
+  char *text = berth_output_finish (&run->out, &len);
+  if (reterr && *reterr)
+    berth_error_take_output (*reterr, text, len);
+  else
+    free (text);
+  berth_output_free (&run->out);
+  berth_state_free (&run->state);
+  return r;
+}
+
 static char *
 resolve_cwd (berth_env *env, const char *cwd)
 {
@@ -124,7 +141,7 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   bool use_fd, finished = false, killed = false;
   uint64_t deadline, drain_end = 0;
   int r, status = -1, lost = 0;
-  berth_error *terr = NULL;
+  berth_error *terr = NULL, *kerr = NULL;
 
   if (spec->command == NULL)
     return berth_error_set (reterr, EINVAL, "no command given");
@@ -167,7 +184,8 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
     berth_buf_append (&in, spec->stdin_data, spec->stdin_len);
 
   const char *inner[] = { "bash", "-c", use_fd ? BERTH_BOOT_FD : BERTH_BOOT_STDIN, NULL };
-  r = berth_job_start (env, prefix, inner, in.len > 0 || spec->has_stdin, script_fd, &job, reterr);
+  deadline = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : UINT64_MAX;
+  r = berth_job_start (env, prefix, inner, in.len > 0 || spec->has_stdin, script_fd, deadline == UINT64_MAX ? 0 : deadline, &job, reterr);
   if (r < 0)
     {
       berth_buf_free (&in);
@@ -223,13 +241,19 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
 
   if (killed)
     {
-      /* Kill the tree where it runs, then our side of the transport.  */
+      /* Our side of the transport goes, then the tree where it runs:
+         a kill that cannot be delivered is reported below, never a clean
+         timeout.  ESRCH: the environment itself is gone, and with it the
+         command.  */
       _cleanup_free_ char *ks = berth_kill_script (job_token, run.state.have_pid ? run.state.pid : 0);
-      berth_error *kerr = NULL;
+      int kst = -1;
       berth_job_finish (&job, BERTH_JOB_KILL);
-      if (ks && berth_job_run_script (env, ks, KILL_TIMEOUT_S, NULL, &kerr) < 0)
-        berth_ctx_log (env->ctx, BERTH_LOG_WARNING, "session", "could not kill the command's processes: %s", berth_error_message (kerr));
-      berth_error_free (kerr);
+      if (ks == NULL)
+        berth_error_errno (&kerr, ENOMEM, "out of memory");
+      else if (berth_job_run_script (env, ks, KILL_TIMEOUT_S, &kst, &kerr) < 0 && berth_error_code (kerr) == ESRCH)
+        kerr = berth_error_free (kerr);
+      else if (kerr == NULL && kst > 0)
+        berth_error_set (&kerr, BERTH_E_BACKEND, "%s: the kill script exited %d", env->provider->ops->name, kst);
       status = run.cancelled ? 130 : 124;
     }
   else if (lost)
@@ -237,6 +261,29 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   else
     berth_job_end_status (&job, finished ? BERTH_JOB_WAIT : BERTH_JOB_DETACH, &status, &terr);
   berth_state_end (&run.state);
+
+  /* Killed, but the kill did not reach the environment, or the command
+     never reported that it started (the environment did not answer from
+     the start): an error, never a timeout.  */
+  if (killed && (kerr || (!run.state.have_pid && !run.cancelled)))
+    {
+      const char *name = env->provider->ops->name;
+      char what[96];
+      if (run.cancelled)
+        snprintf (what, sizeof what, "was interrupted");
+      else if (!run.state.have_pid)
+        snprintf (what, sizeof what, "did not start within %gs", timeout);
+      else
+        snprintf (what, sizeof what, "timed out after %gs", timeout);
+      berth_error_free (terr);
+      if (kerr)
+        r = berth_error_set (reterr, BERTH_E_BACKEND, "%s: the command %s, and it may still %s there: could not kill it (%s)", name, what,
+                             run.state.have_pid ? "be running" : "start", berth_error_message (kerr));
+      else
+        r = berth_error_set (reterr, BERTH_E_BACKEND, "%s: the environment did not answer: the command %s (nothing of it is left there)", name, what);
+      berth_error_free (kerr);
+      return fail_with_output (&run, r, reterr);
+    }
 
   if (!killed && !run.state.have_pid)
     {
@@ -277,8 +324,6 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   if (!killed && !run.state.have_ec && (lost || terr || status < 0))
     {
       _cleanup_free_ char *why = NULL, *ks = berth_kill_script (job_token, run.state.pid);
-      berth_error *kerr = NULL;
-      size_t len;
       if (terr)
         why = strdup (berth_error_message (terr));
       else if (lost)
@@ -294,14 +339,7 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
       else
         r = berth_error_set (reterr, BERTH_E_BACKEND, "%s; its processes were killed", why ? why : "the transport failed");
       berth_error_free (kerr);
-      char *text = berth_output_finish (&run.out, &len);
-      if (reterr)
-        berth_error_take_output (*reterr, text, len);
-      else
-        free (text);
-      berth_output_free (&run.out);
-      berth_state_free (&run.state);
-      return r;
+      return fail_with_output (&run, r, reterr);
     }
   berth_error_free (terr);
 

@@ -262,7 +262,7 @@ berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error 
   r = berth_job_transport (env, &prefix, &flags, reterr);
   if (r < 0)
     return r;
-  r = berth_job_start (env, prefix, (const char *const *) argv, in_fd >= 0, -1, &job, reterr);
+  r = berth_job_start (env, prefix, (const char *const *) argv, in_fd >= 0, -1, 0, &job, reterr);
   if (r < 0)
     return r;
   berth_feed_init (&feed, NULL, 0, in_fd);

@@ -50,6 +50,7 @@
 #define SSH_MUX_CHECK_MS 2000 /* a master answers in well under 1 ms */
 #define SSH_MUX_RECHECK_MS 500
 #define SSH_CAPTURE_MAX 16384
+#define SSH_PROBE_MS 2000 /* a round trip over a master that is marked stalled */
 
 typedef struct ssh_env
 {
@@ -67,6 +68,7 @@ typedef struct ssh_env
   char *dest_path; /* the settings the running master was started with */
   char *identity;
   char *shell_path; /* what the remote login shell is: "bash" or "other" */
+  char *stall_path; /* exists: a command over the master got no byte back */
   bool direct_bash; /* run `bash -c X` as X in the remote login bash */
   bool allow_direct;
   bool persistent;
@@ -91,6 +93,7 @@ ssh_env_free (void *data)
   free (e->dest_path);
   free (e->identity);
   free (e->shell_path);
+  free (e->stall_path);
   free (e);
 }
 
@@ -108,6 +111,30 @@ settings_of (const ssh_env *e)
     .control_persist = e->control_persist,
     .control_path = e->control_path,
   };
+}
+
+/* ---- deadlines ---- */
+
+static uint64_t
+mono_usec (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/* WANT milliseconds, or what is left before DEADLINE (monotonic usec, 0
+   none) when that is less; 0 when nothing is left.  */
+static int
+bounded_ms (uint64_t deadline, int want)
+{
+  uint64_t now;
+  if (deadline == 0)
+    return want;
+  now = mono_usec ();
+  if (now >= deadline)
+    return 0;
+  return (deadline - now) / 1000 < (uint64_t) want ? (int) ((deadline - now) / 1000) : want;
 }
 
 /* ---- configuration ---- */
@@ -270,18 +297,11 @@ record_master (const ssh_env *e, pid_t pid)
   close (fd);
 }
 
-static const char *
-mux_state_name (int state)
-{
-  return state == BERTH_SSH_MUX_ALIVE ? "alive" : state == BERTH_SSH_MUX_ABSENT ? "absent" : strerror (-state);
-}
-
 /* Stop this environment's master (what `ssh -O exit` does, without a
    fork), and SIGKILL one that does not answer.  */
 static void
 stop_master (berth_env *env, const char *control_path, const char *pid_path, int state)
 {
-  berth_logf (env, BERTH_LOG_DEBUG, "master on %s (%s): stopping it", control_path, mux_state_name (state));
   if (state == BERTH_SSH_MUX_ALIVE && berth_ssh_mux_terminate (control_path, 2000) >= 0)
     state = BERTH_SSH_MUX_ABSENT;
   if (state != BERTH_SSH_MUX_ABSENT)
@@ -295,6 +315,9 @@ stop_master (berth_env *env, const char *control_path, const char *pid_path, int
     }
   unlink (control_path);
   unlink (pid_path);
+  char stall[PATH_MAX];
+  if (snprintf (stall, sizeof stall, "%s.stall", control_path) < (int) sizeof stall)
+    unlink (stall);
 }
 
 /* Everything that decides where the master connects: a named
@@ -400,7 +423,7 @@ write_shell (const char *path, bool bash)
    is kept next to the socket.  Any other shell (sh, zsh, fish, csh)
    answers differently or fails, and keeps the nested `bash -c`.  */
 static void
-detect_shell (berth_env *env, ssh_env *e)
+detect_shell (berth_env *env, ssh_env *e, uint64_t deadline)
 {
   berth_ssh_settings s = settings_of (e);
   char **argv = NULL, *out = NULL;
@@ -429,7 +452,9 @@ detect_shell (berth_env *env, ssh_env *e)
       goto record;
   if (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, true, NULL, &argv) == 0 && berth_strv_push (&argv, "--") == 0
       && berth_strv_push (&argv, "echo \"berth-shell:${BASH_VERSION-none}\"") == 0
-      && berth_run_capture ((const char *const *) argv, NULL, NULL, e->connect_timeout + 10.0, SSH_CAPTURE_MAX, &out, &status, NULL) == 0
+      && bounded_ms (deadline, 1) > 0
+      && berth_run_capture ((const char *const *) argv, NULL, NULL, bounded_ms (deadline, (e->connect_timeout + 10) * 1000) / 1000.0, SSH_CAPTURE_MAX, &out,
+                            &status, NULL) == 0
       && status == 0)
     {
       answered = true;
@@ -439,7 +464,7 @@ detect_shell (berth_env *env, ssh_env *e)
     }
   berth_strv_free (argv);
   free (out);
-  berth_logf (env, BERTH_LOG_DEBUG, "the remote login shell is %s", bash ? "bash" : "not bash");
+  berth_logf (env, BERTH_LOG_DEBUG, "ssh: the remote login shell is %s", bash ? "bash" : "not bash");
   if (*cache && answered)
     write_shell (cache, bash);
 record:
@@ -448,22 +473,49 @@ record:
 }
 
 
+static bool
+stall_marked (const ssh_env *e)
+{
+  return e->stall_path && access (e->stall_path, F_OK) == 0;
+}
+
+/* Does the host answer over the master?  One `true` through it, within
+   MS milliseconds.  */
+static bool
+remote_answers (const ssh_env *e, int ms)
+{
+  berth_ssh_settings s = settings_of (e);
+  char **argv = NULL, *out = NULL;
+  int status = -1;
+  bool ok = ms > 0 && berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, true, NULL, &argv) == 0 && berth_strv_push (&argv, "--") == 0
+            && berth_strv_push (&argv, "true") == 0
+            && berth_run_capture ((const char *const *) argv, NULL, NULL, ms / 1000.0, SSH_CAPTURE_MAX, &out, &status, NULL) == 0 && status == 0;
+  berth_strv_free (argv);
+  free (out);
+  return ok;
+}
+
 /* Make sure this environment's master answers; start one when it does
    not (serialized by a lock file, so concurrent berth processes on one
    named environment start one master).  A master that accepts but does
-   not answer twice (2 s, then 3 s) is wedged: killed and replaced.  */
+   not answer twice (2 s, then 3 s) is wedged: killed and replaced.  So
+   is one that answers locally while the host behind it stopped answering
+   (packets dropped): a command that got no byte back leaves a stall
+   mark, and the next use first asks the host over the master.  Every
+   step is bounded by DEADLINE (monotonic usec, 0 none): a host that does
+   not answer is an error in time, never a wait.  */
 static int
-ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
+ensure_master (berth_env *env, ssh_env *e, uint64_t deadline, berth_error **reterr)
 {
   berth_ssh_settings s = settings_of (e);
   char **argv = NULL;
   char *out = NULL, *why = NULL, *dest = NULL;
-  int state, status = -1, lockfd, r;
+  int state, status = -1, lockfd, r, ms;
+  bool unanswered = false;
   pid_t pid = 0;
 
-  state = berth_ssh_mux_check (e->control_path, SSH_MUX_CHECK_MS, &pid);
-  berth_logf (env, BERTH_LOG_DEBUG, "master check on %s: %s (pid %d)", e->control_path, mux_state_name (state), (int) pid);
-  if (state == BERTH_SSH_MUX_ALIVE)
+  state = berth_ssh_mux_check (e->control_path, bounded_ms (deadline, SSH_MUX_CHECK_MS), &pid);
+  if (state == BERTH_SSH_MUX_ALIVE && !stall_marked (e))
     return 0;
 
   lockfd = lock_master (e);
@@ -471,30 +523,61 @@ ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
     return berth_error_errno (reterr, -lockfd, "ssh: cannot lock %s", e->lock_path);
   /* someone else may have started it while we waited; a slow answer
      gets a second, longer chance before the master counts as wedged */
-  state = berth_ssh_mux_check (e->control_path, state == BERTH_SSH_MUX_ABSENT ? SSH_MUX_RECHECK_MS : 3000, &pid);
-  if (state == BERTH_SSH_MUX_ALIVE)
+  state = berth_ssh_mux_check (e->control_path, bounded_ms (deadline, state == BERTH_SSH_MUX_ABSENT ? SSH_MUX_RECHECK_MS : 3000), &pid);
+  if (state == BERTH_SSH_MUX_ALIVE && !stall_marked (e))
     {
       close (lockfd);
       return 0;
     }
-  if (state != BERTH_SSH_MUX_ABSENT)
+  dest = destination (e);
+  if (state == BERTH_SSH_MUX_ALIVE)
+    {
+      ms = bounded_ms (deadline, SSH_PROBE_MS);
+      if (remote_answers (e, ms))
+        {
+          unlink (e->stall_path);
+          close (lockfd);
+          free (dest);
+          return 0;
+        }
+      unanswered = true;
+      berth_logf (env, BERTH_LOG_DEBUG, "ssh: %s does not answer over the connection master (no reply within %.1fs); replacing the master", dest, ms / 1000.0);
+    }
+  else if (state != BERTH_SSH_MUX_ABSENT)
     berth_logf (env, BERTH_LOG_WARNING, "ssh: the connection master at %s does not answer (%s); starting a new one",
                 e->control_path, strerror (-state));
   stop_master (env, e->control_path, e->pid_path, state);
 
+  /* the connection, bounded by the deadline */
+  ms = bounded_ms (deadline, (e->connect_timeout + 20) * 1000);
+  if (deadline && ms < 100)
+    {
+      r = berth_error_set (reterr, BERTH_E_BACKEND, unanswered ? "ssh: %s stopped answering, and no time is left to reconnect: check the network and that the host is up"
+                                                               : "ssh: no time left to connect to %s", dest);
+      goto out;
+    }
+  if (ms < (e->connect_timeout + 20) * 1000)
+    s.connect_timeout = ms / 1000 < e->connect_timeout ? (ms / 1000 > 0 ? ms / 1000 : 1) : e->connect_timeout;
   r = berth_ssh_build_argv (&s, BERTH_SSH_ARGV_MASTER, false, NULL, &argv);
   if (r < 0)
     {
-      close (lockfd);
-      return berth_error_errno (reterr, -r, "out of memory");
+      r = berth_error_errno (reterr, -r, "out of memory");
+      goto out;
     }
-  dest = destination (e);
-  r = berth_run_capture ((const char *const *) argv, NULL, NULL, e->connect_timeout + 20.0, SSH_CAPTURE_MAX, &out, &status, NULL);
+  r = berth_run_capture ((const char *const *) argv, NULL, NULL, ms / 1000.0, SSH_CAPTURE_MAX, &out, &status, NULL);
   berth_strv_free (argv);
-  berth_logf (env, BERTH_LOG_DEBUG, "master start for %s: %s (status %d)", dest, r < 0 ? strerror (-r) : status == 0 ? "up" : "failed", status);
-  if (r == -ETIMEDOUT)
-    r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: connecting to %s timed out after %ds (check terminal.ssh_host/ssh_port and the network)",
-                         dest, e->connect_timeout + 20);
+  if (unanswered && (r == -ETIMEDOUT || (r == 0 && status != 0)))
+    {
+      if (r == 0)
+        why = last_line (out);
+      else if (asprintf (&why, "timed out after %.0fs", ms / 1000.0) < 0)
+        why = NULL;
+      r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: %s stopped answering (nothing came back over its connection, and a new one failed: %s): "
+                           "check the network and that the host is up", dest, why ? why : "unknown error");
+    }
+  else if (r == -ETIMEDOUT)
+    r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: connecting to %s timed out after %.0fs (check terminal.ssh_host/ssh_port and the network)",
+                         dest, ms / 1000.0);
   else if (r < 0)
     r = berth_error_errno (reterr, -r, "ssh: cannot run %s", e->ssh);
   else if (status != 0)
@@ -513,14 +596,15 @@ ensure_master (berth_env *env, ssh_env *e, berth_error **reterr)
         {
           record_master (e, pid);
           record_identity (e);
-          detect_shell (env, e);
-          berth_logf (env, BERTH_LOG_DEBUG, "master %d for %s on %s", (int) pid, dest, e->control_path);
+          detect_shell (env, e, deadline);
+          berth_logf (env, BERTH_LOG_DEBUG, "ssh: master %d for %s on %s", (int) pid, dest, e->control_path);
           r = 0;
         }
       else
         r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: the connection master for %s did not come up on %s (%s)", dest,
                              e->control_path, state < 0 ? strerror (-state) : "no socket");
     }
+out:
   free (out);
   free (why);
   free (dest);
@@ -570,7 +654,7 @@ ssh_create (berth_env *env, berth_error **reterr)
   int r;
 
   if (berth_env_get_data (env))
-    return ensure_master (env, berth_env_get_data (env), reterr);
+    return ensure_master (env, berth_env_get_data (env), 0, reterr);
 
   e = calloc (1, sizeof *e);
   if (e == NULL)
@@ -617,6 +701,12 @@ ssh_create (berth_env *env, berth_error **reterr)
       r = berth_error_errno (reterr, ENOMEM, "out of memory");
       goto fail;
     }
+  if (asprintf (&e->stall_path, "%s.stall", e->control_path) < 0)
+    {
+      e->stall_path = NULL;
+      r = berth_error_errno (reterr, ENOMEM, "out of memory");
+      goto fail;
+    }
   e->allow_direct = berth_config_bool (cfg, "terminal.ssh_direct_bash", true);
   e->identity = identity_of (e);
   if (!identity_matches (e))
@@ -629,12 +719,17 @@ ssh_create (berth_env *env, berth_error **reterr)
           stop_master (env, e->control_path, e->pid_path, state);
         }
     }
-  if ((r = ensure_master (env, e, reterr)) < 0)
+  /* A named environment connected before with these settings: its
+     master is checked (and replaced) by the command that uses it, within
+     that command's deadline.  Otherwise connect now: a host that cannot
+     be reached is an error of the creation.  */
+  bool known = e->persistent && identity_matches (e) && read_shell (e->shell_path, &e->direct_bash);
+  if (!known && (r = ensure_master (env, e, 0, reterr)) < 0)
     goto fail;
   if (!e->allow_direct)
     e->direct_bash = false;
   else if (!read_shell (e->shell_path, &e->direct_bash))
-    detect_shell (env, e); /* a master started before this was recorded */
+    detect_shell (env, e, 0); /* a master started before this was recorded */
   berth_env_set_data (env, e);
   return 0;
 
@@ -656,7 +751,7 @@ ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret
   if (e->helper == NULL || access (e->helper, X_OK) < 0)
     return berth_error_set (reterr, BERTH_E_UNAVAILABLE, "ssh: the helper %s is missing: reinstall berth (or set BERTH_LIBEXECDIR)",
                             e->helper ? e->helper : "berth-ssh-exec");
-  if ((r = ensure_master (env, e, reterr)) < 0)
+  if ((r = ensure_master (env, e, 0, reterr)) < 0)
     return r;
   s = settings_of (e);
   if ((r = berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, !interactive, NULL, &ssh)) < 0)
@@ -690,13 +785,32 @@ typedef struct ssh_proc
   berth_proc inner;
   char *control_path;
   char *dest;
+  char *stall_path;
+  bool got_bytes, eof;
+  berth_sink_fn sink;
+  void *userdata;
 } ssh_proc;
+
+static void
+ssh_proc_sink (void *userdata, int stream, const char *data, size_t len)
+{
+  ssh_proc *p = userdata;
+  if (len > 0)
+    p->got_bytes = true;
+  p->sink (p->userdata, stream, data, len);
+}
 
 static int
 ssh_proc_pump (void *proc, berth_sink_fn sink, void *userdata)
 {
   ssh_proc *p = proc;
-  return p->inner.ops->pump (p->inner.proc, sink, userdata);
+  int r;
+  p->sink = sink;
+  p->userdata = userdata;
+  r = p->inner.ops->pump (p->inner.proc, ssh_proc_sink, p);
+  if (r == 0)
+    p->eof = true;
+  return r;
 }
 
 static ssize_t
@@ -733,10 +847,20 @@ ssh_proc_free (void *proc)
   ssh_proc *p = proc;
   if (p == NULL)
     return;
+  /* Given up on before the host sent a single byte (every command sends
+     its pid at once): the host may have stopped answering behind a master
+     that still answers locally.  The next start asks it first.  */
+  if (!p->eof && !p->got_bytes && p->stall_path)
+    {
+      int fd = open (p->stall_path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+      if (fd >= 0)
+        close (fd);
+    }
   if (p->inner.ops && p->inner.ops->free)
     p->inner.ops->free (p->inner.proc);
   free (p->control_path);
   free (p->dest);
+  free (p->stall_path);
   free (p);
 }
 
@@ -767,7 +891,7 @@ ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_er
     return berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment was not created");
   if (nargs == 0)
     return berth_error_set (reterr, EINVAL, "ssh: nothing to run");
-  if ((r = ensure_master (env, e, reterr)) < 0)
+  if ((r = ensure_master (env, e, BERTH_HAS_FIELD (req, berth_start_req, deadline_usec) ? req->deadline_usec : 0, reterr)) < 0)
     return r;
   bool other_user = user && *user && strcmp (user, e->user) != 0;
   if (e->direct_bash && !other_user && nargs == 3 && strcmp (req->argv[0], "bash") == 0 && strcmp (req->argv[1], "-c") == 0)
@@ -803,7 +927,8 @@ ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_er
       return berth_error_errno (reterr, -r, "out of memory");
     }
   ssh_proc *p = calloc (1, sizeof *p);
-  if (p == NULL || (p->control_path = strdup (e->control_path)) == NULL || (p->dest = destination (e)) == NULL)
+  if (p == NULL || (p->control_path = strdup (e->control_path)) == NULL || (p->dest = destination (e)) == NULL
+      || (p->stall_path = strdup (e->stall_path)) == NULL)
     {
       berth_strv_free (argv);
       ssh_proc_free (p);

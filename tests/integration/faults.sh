@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # faults.sh: infrastructure that fails under a running command (issue 11,
-# A.1 and A.3).  A transport that dies mid-command -- the jail's init, the
+# A.1, A.2 and A.3).  A transport that dies mid-command -- the jail's init, the
 # ssh connection master, dockerd -- is an error (exit 125, one line naming
 # what died, the partial output kept for --json), the command's tree is
 # killed where it ran, and the next command works again.  A command that
@@ -189,6 +189,110 @@ EOF
     is "$rc:$stdout" "255:x" "ssh: the remote bash killed (master alive) stays a result"
     "$BERTH" --config "$TEST_TMP/ssh.yaml" rm fs >/dev/null 2>&1
   fi
+fi
+
+# ------------------------------------------------------- ssh unreachable
+# The host stops answering after the master connected (A.2): packets
+# dropped, simulated by a relay of ours between ssh and the test sshd,
+# SIGSTOPped (the kernel still accepts, nothing comes back; a new
+# connection gets no banner).  Unreachable is an error in time, a kill
+# that cannot be delivered is an error, never a clean timeout, and the
+# next command fails fast -- then works once the host answers again.
+RELAY_PID=
+relay_cont () { [ -n "$RELAY_PID" ] && kill -CONT "$RELAY_PID" 2>/dev/null; }
+relay_down () { relay_cont; [ -n "$RELAY_PID" ] && kill "$RELAY_PID" 2>/dev/null; RELAY_PID=; }
+trap 'relay_down; docker_private_down; [ -n "$ST" ] && umount "$ST" 2>/dev/null; berth_test_cleanup' EXIT
+elapsed () { echo $(( ($(date +%s%N) - T0) / 1000000 )); }
+if ! command -v ssh >/dev/null || [ ! -f "$SSHD_ENV" ] || ! command -v python3 >/dev/null; then
+  skip_case "ssh: the host stops answering" "needs ssh, the test sshd and python3 (for the relay)"
+else
+  cat >"$TEST_TMP/relay.py" <<'EOF'
+import socket, sys, threading
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(16)
+print(ls.getsockname()[1], flush=True)
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for x in (a, b):
+        try:
+            x.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+while True:
+    c, _ = ls.accept()
+    u = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    for x, y in ((c, u), (u, c)):
+        threading.Thread(target=pipe, args=(x, y), daemon=True).start()
+EOF
+  python3 "$TEST_TMP/relay.py" "$BERTH_SSHD_PORT" >"$TEST_TMP/relay.port" 2>/dev/null </dev/null &
+  RELAY_PID=$!
+  wait_for test -s "$TEST_TMP/relay.port"
+  sed "s/^  ssh_port: .*/  ssh_port: $(cat "$TEST_TMP/relay.port")/" "$TEST_TMP/ssh.yaml" >"$TEST_TMP/relay.yaml"
+  ru () { run --config "$TEST_TMP/relay.yaml" "$@"; }
+  ru exec -e fu -- 'echo up'
+  if [ "$rc:$stdout" != "0:up" ]; then
+    skip_case "ssh: the host stops answering" "no connection through the relay ($stderr)"
+  else
+    # 1. before the command: it never starts
+    kill -STOP "$RELAY_PID"
+    T0=$(date +%s%N)
+    ru exec -e fu -t 4 -- 'echo never'
+    ms=$(elapsed)
+    is "$rc" 125 "ssh unreachable: a command that cannot reach the host is a berth error (125), not 124"
+    check "ssh unreachable: within the timeout and the kill's budget (${ms} ms < 4 s + 6 s)" test "$ms" -lt 10000
+    like "$stderr" "berth: ssh: the command did not start within 4s*stopped answering*check the network*" \
+      "ssh unreachable: one line says the host stopped answering and what to check"
+    check "ssh unreachable: in one line" one_line "$stderr"
+    check "ssh unreachable: no fake timeout note" test -z "$(grep -F 'Command timed out' <<<"$stdout")"
+    T0=$(date +%s%N)
+    ru exec -e fu -t 4 -- 'echo never'
+    ms=$(elapsed)
+    is "$rc" 125 "ssh unreachable: the next command is a berth error too"
+    check "ssh unreachable: ... bounded by its own deadline (${ms} ms < 4 s + 1 s)" test "$ms" -lt 5000
+    check "ssh unreachable: ... in one line, no fake timeout" eval 'one_line "$stderr" && [[ $stderr != *"timed out after 4s"* ]]'
+    relay_cont
+    ru exec -e fu -- 'echo back'
+    is "$rc:$stdout" "0:back" "ssh unreachable: once the host answers, the next command works"
+
+    # 2. mid-command: the kill cannot be delivered
+    new_marker
+    start_bg --config "$TEST_TMP/relay.yaml" exec -e fu -t 6 -- "echo part; $SLEEP"
+    if wait_for marker_running; then
+      T0=$(date +%s%N)
+      kill -STOP "$RELAY_PID"
+      finish_bg
+      ms=$(elapsed)
+      is "$rc" 125 "ssh unreachable mid-command: a kill that cannot be delivered is a berth error (125), not 124"
+      check "ssh unreachable mid-command: within the timeout and the kill's budget (${ms} ms < 6 s + 7 s)" test "$ms" -lt 13000
+      like "$stderr" "berth: ssh: the command timed out after 6s, and it may still be running there: could not kill it*" \
+        "ssh unreachable mid-command: one line says it may still run there"
+      check "ssh unreachable mid-command: in one line" one_line "$stderr"
+      is "$stdout" part "ssh unreachable mid-command: the output so far is delivered"
+      T0=$(date +%s%N)
+      ru exec -e fu -t 4 -- 'echo never'
+      ms=$(elapsed)
+      is "$rc" 125 "ssh unreachable mid-command: the next command on the wedged master fails"
+      check "ssh unreachable mid-command: ... within its deadline (${ms} ms < 5 s)" test "$ms" -lt 5000
+      like "$stderr" "berth: ssh: *stopped answering*check the network*" "ssh unreachable mid-command: ... saying the host stopped answering"
+      relay_cont
+      ru exec -e fu -- 'echo back'
+      is "$rc:$stdout" "0:back" "ssh unreachable mid-command: the host back, the next command works (a new master)"
+    else
+      finish_bg
+      not_ok "ssh unreachable mid-command: the command did not start ($stderr)"
+    fi
+    for p in $(marker_pids); do kill -9 "$p"; done
+  fi
+  "$BERTH" --config "$TEST_TMP/relay.yaml" rm fu >/dev/null 2>&1
+  relay_down
 fi
 
 # ---------------------------------------------------------------- docker

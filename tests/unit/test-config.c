@@ -962,6 +962,15 @@ test_unknown_warned (void **state)
   assert_int_equal (berth_config_merge_string_warn (cfg, "k.yaml", known, strlen (known), collect_warning, &w, NULL), 0);
   assert_int_equal (w.n, 0);
   berth_config_free (cfg);
+  /* ssh_options is a list, a mapping or one string, nothing deeper.  */
+  static const char *const options_ok[] = { "terminal:\n  ssh_options: BatchMode=yes\n",
+                                            "terminal:\n  ssh_options: {BatchMode: yes}\n" };
+  for (size_t i = 0; i < ARRAY_SIZE (options_ok); i++)
+    berth_config_free (load (options_ok[i], NULL));
+  char *msg = NULL;
+  assert_null (load ("terminal:\n  ssh_options: [[a]]\n", &msg));
+  assert_string_equal (msg, "t.yaml:2:17: terminal.ssh_options[0]: expected a string, got a list");
+  free (msg);
 }
 
 static void

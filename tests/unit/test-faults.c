@@ -22,6 +22,18 @@ enum
 };
 static int wait_mode;
 
+/* What a start does (issue 11, A.2): run what it is given, or -- like a
+   host that stopped answering -- accept it and never run it.  Start 1
+   is the command, start 2 the kill script.  */
+enum
+{
+  START_REAL,
+  START_NEVER_RUNS, /* the command never starts; the kill works */
+  START_KILL_HANGS, /* the kill is accepted and never runs */
+  START_KILL_FAILS, /* the kill cannot be started */
+};
+static int start_mode, n_starts;
+
 typedef struct flaky_proc
 {
   berth_proc inner;
@@ -84,9 +96,16 @@ flaky_create (berth_env *env, berth_error **reterr)
 static int
 flaky_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr)
 {
+  static const char *const hang[] = { "sleep", "30", NULL };
+  const char *const *argv = req->argv;
+  n_starts++;
+  if (start_mode == START_KILL_FAILS && n_starts > 1)
+    return berth_error_set (reterr, BERTH_E_BACKEND, "flaky: the engine does not answer");
+  if ((start_mode == START_NEVER_RUNS && n_starts == 1) || (start_mode == START_KILL_HANGS && n_starts > 1))
+    argv = hang;
   flaky_proc *p = calloc (1, sizeof *p);
   assert_non_null (p);
-  int r = berth_proc_spawn (req->argv, berth_env_host_environ (env), req->has_stdin, &p->inner, reterr);
+  int r = berth_proc_spawn (argv, berth_env_host_environ (env), req->has_stdin, &p->inner, reterr);
   if (r < 0)
     {
       free (p);
@@ -133,7 +152,7 @@ teardown (void **state)
 }
 
 static int
-run (berth_ctx *ctx, int mode, const char *command, berth_result **ret, berth_error **err)
+run_timeout (berth_ctx *ctx, int mode, int smode, double timeout, const char *command, berth_result **ret, berth_error **err)
 {
   berth_env_spec es = BERTH_ENV_SPEC_INIT;
   berth_exec_spec xs = BERTH_EXEC_SPEC_INIT;
@@ -142,11 +161,20 @@ run (berth_ctx *ctx, int mode, const char *command, berth_result **ret, berth_er
   es.cwd = "/";
   assert_int_equal (berth_env_open (ctx, &es, &env, NULL), 0);
   wait_mode = mode;
+  start_mode = smode;
+  n_starts = 0;
   xs.command = command;
-  xs.timeout = 20;
+  xs.timeout = timeout;
   int r = berth_env_execute (env, &xs, ret, err);
   berth_env_unref (env);
+  start_mode = START_REAL;
   return r;
+}
+
+static int
+run (berth_ctx *ctx, int mode, const char *command, berth_result **ret, berth_error **err)
+{
+  return run_timeout (ctx, mode, START_REAL, 20, command, ret, err);
 }
 
 /* The command's bash killed by a signal: the transport vouches for 137.  */
@@ -200,6 +228,59 @@ test_exit_record_wins (void **state)
   berth_result_free (res);
 }
 
+/* A timeout whose kill is delivered: the result says 124.  */
+static void
+test_timeout_killed_is_a_result (void **state)
+{
+  berth_result *res = NULL;
+  assert_int_equal (run_timeout (*state, WAIT_REAL, START_REAL, 1, "echo part; sleep 30", &res, NULL), 0);
+  assert_int_equal (berth_result_exit_code (res), 124);
+  assert_true (berth_result_timed_out (res));
+  berth_result_free (res);
+}
+
+/* A timeout whose kill cannot be started: an error saying the command
+   may still run, never a clean timeout; the output is kept.  */
+static void
+test_timeout_kill_fails_is_an_error (void **state)
+{
+  berth_result *res = NULL;
+  berth_error *err = NULL;
+  assert_int_equal (run_timeout (*state, WAIT_REAL, START_KILL_FAILS, 1, "echo part; sleep 30", &res, &err), -BERTH_E_BACKEND);
+  assert_null (res);
+  assert_non_null (strstr (berth_error_message (err), "timed out after 1s, and it may still be running there: could not kill it (flaky: the engine does not answer)"));
+  assert_null (strchr (berth_error_message (err), '\n'));
+  assert_string_equal (berth_error_output (err, NULL), "part\n");
+  berth_error_free (err);
+}
+
+/* A kill that is accepted but never answered: an error within the kill
+   budget, not a wait.  */
+static void
+test_timeout_kill_hangs_is_an_error (void **state)
+{
+  berth_result *res = NULL;
+  berth_error *err = NULL;
+  uint64_t t0 = berth_now_usec ();
+  assert_int_equal (run_timeout (*state, WAIT_REAL, START_KILL_HANGS, 1, "echo part; sleep 30", &res, &err), -BERTH_E_BACKEND);
+  assert_true (berth_now_usec () - t0 < 8000000u);
+  assert_non_null (strstr (berth_error_message (err), "may still be running there: could not kill it (flaky: the environment did not answer within 5s"));
+  berth_error_free (err);
+}
+
+/* The command never reported that it started (the environment took it
+   and did not answer): an error, not "[Command timed out]".  */
+static void
+test_never_started_is_an_error (void **state)
+{
+  berth_result *res = NULL;
+  berth_error *err = NULL;
+  assert_int_equal (run_timeout (*state, WAIT_REAL, START_NEVER_RUNS, 1, "echo part", &res, &err), -BERTH_E_BACKEND);
+  assert_null (res);
+  assert_non_null (strstr (berth_error_message (err), "flaky: the environment did not answer: the command did not start within 1s"));
+  berth_error_free (err);
+}
+
 int
 main (void)
 {
@@ -208,6 +289,10 @@ main (void)
     cmocka_unit_test_setup_teardown (test_transport_death_is_an_error, setup, teardown),
     cmocka_unit_test_setup_teardown (test_no_record_no_status_is_an_error, setup, teardown),
     cmocka_unit_test_setup_teardown (test_exit_record_wins, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_timeout_killed_is_a_result, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_timeout_kill_fails_is_an_error, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_timeout_kill_hangs_is_an_error, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_never_started_is_an_error, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -103,6 +103,11 @@ typedef struct berth_start_req
   /* With BERTH_PREFIX_PASSES_FDS in the provider's start_flags: an fd to
      become the command's fd 3 (the runtime's script), else -1.  */
   int extra_fd;
+  /* When the whole call must be over, in CLOCK_MONOTONIC microseconds,
+     or 0 for none: a transport that must first (re)connect bounds that
+     by it and fails rather than overrun (an older runtime's request has
+     no such field: BERTH_HAS_FIELD (req, berth_start_req, deadline_usec)).  */
+  uint64_t deadline_usec;
 } berth_start_req;
 
 /* ---- the provider ---- */
