@@ -297,11 +297,18 @@ record_master (const ssh_env *e, pid_t pid)
   close (fd);
 }
 
+static const char *
+mux_state_name (int state)
+{
+  return state == BERTH_SSH_MUX_ALIVE ? "alive" : state == BERTH_SSH_MUX_ABSENT ? "absent" : strerror (-state);
+}
+
 /* Stop this environment's master (what `ssh -O exit` does, without a
    fork), and SIGKILL one that does not answer.  */
 static void
 stop_master (berth_env *env, const char *control_path, const char *pid_path, int state)
 {
+  berth_logf (env, BERTH_LOG_DEBUG, "master on %s (%s): stopping it", control_path, mux_state_name (state));
   if (state == BERTH_SSH_MUX_ALIVE && berth_ssh_mux_terminate (control_path, 2000) >= 0)
     state = BERTH_SSH_MUX_ABSENT;
   if (state != BERTH_SSH_MUX_ABSENT)
@@ -464,7 +471,7 @@ detect_shell (berth_env *env, ssh_env *e, uint64_t deadline)
     }
   berth_strv_free (argv);
   free (out);
-  berth_logf (env, BERTH_LOG_DEBUG, "ssh: the remote login shell is %s", bash ? "bash" : "not bash");
+  berth_logf (env, BERTH_LOG_DEBUG, "the remote login shell is %s", bash ? "bash" : "not bash");
   if (*cache && answered)
     write_shell (cache, bash);
 record:
@@ -515,6 +522,7 @@ ensure_master (berth_env *env, ssh_env *e, uint64_t deadline, berth_error **rete
   pid_t pid = 0;
 
   state = berth_ssh_mux_check (e->control_path, bounded_ms (deadline, SSH_MUX_CHECK_MS), &pid);
+  berth_logf (env, BERTH_LOG_DEBUG, "master check on %s: %s (pid %d)", e->control_path, mux_state_name (state), (int) pid);
   if (state == BERTH_SSH_MUX_ALIVE && !stall_marked (e))
     return 0;
 
@@ -566,6 +574,7 @@ ensure_master (berth_env *env, ssh_env *e, uint64_t deadline, berth_error **rete
     }
   r = berth_run_capture ((const char *const *) argv, NULL, NULL, ms / 1000.0, SSH_CAPTURE_MAX, &out, &status, NULL);
   berth_strv_free (argv);
+  berth_logf (env, BERTH_LOG_DEBUG, "master start for %s: %s (status %d)", dest, r < 0 ? strerror (-r) : status == 0 ? "up" : "failed", status);
   if (unanswered && (r == -ETIMEDOUT || (r == 0 && status != 0)))
     {
       if (r == 0)
@@ -597,7 +606,7 @@ ensure_master (berth_env *env, ssh_env *e, uint64_t deadline, berth_error **rete
           record_master (e, pid);
           record_identity (e);
           detect_shell (env, e, deadline);
-          berth_logf (env, BERTH_LOG_DEBUG, "ssh: master %d for %s on %s", (int) pid, dest, e->control_path);
+          berth_logf (env, BERTH_LOG_DEBUG, "master %d for %s on %s", (int) pid, dest, e->control_path);
           r = 0;
         }
       else
