@@ -254,6 +254,8 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
         kerr = berth_error_free (kerr);
       else if (kerr == NULL && kst > 0)
         berth_error_set (&kerr, BERTH_E_BACKEND, "%s: the kill script exited %d", env->provider->ops->name, kst);
+      berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "%s: killed the command's tree: %s", run.cancelled ? "interrupted" : "timed out",
+                     kerr ? berth_error_message (kerr) : "done");
       status = run.cancelled ? 130 : 124;
     }
   else if (lost)

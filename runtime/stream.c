@@ -259,9 +259,11 @@ berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error 
     if (berth_strv_push (&argv, spec->argv[i]) < 0)
       return berth_error_errno (reterr, ENOMEM, "out of memory");
 
+  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
   r = berth_job_transport (env, &prefix, &flags, reterr);
   if (r < 0)
     return r;
+  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "stream in %s on %s via %s", env->id, env->provider->ops->name, prefix ? "its exec prefix" : "its start callback");
   r = berth_job_start (env, prefix, (const char *const *) argv, in_fd >= 0, -1, 0, &job, reterr);
   if (r < 0)
     return r;
@@ -283,11 +285,15 @@ berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error 
   berth_feed_free (&feed);
   if (cancelled)
     {
-      if ((r = stream_kill (env, &job, token, reterr)) < 0)
+      r = stream_kill (env, &job, token, reterr);
+      berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "stream %s: killed the command's tree: %s", interrupted ? "interrupted" : "output closed",
+                     r < 0 ? "failed" : "done");
+      if (r < 0)
         return r;
       return interrupted ? 130 : 128 + SIGPIPE;
     }
   int status = berth_job_finish (&job, r < 0 ? BERTH_JOB_KILL : BERTH_JOB_WAIT);
+  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "stream ended: status %d%s", status, r < 0 ? " (transport failed)" : "");
   if (r < 0)
     return berth_error_errno (reterr, -r, "%s: stream failed", env->provider->ops->name);
   return status < 0 ? 255 : status;
