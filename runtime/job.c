@@ -166,7 +166,7 @@ berth_job_run_script (berth_env *env, const char *script, double timeout, int *r
       {
         berth_job_finish (&job, BERTH_JOB_KILL);
         return berth_error_set (reterr, ETIMEDOUT, "%s: the environment did not answer within %gs; check it with berth doctor -b %s", env->provider->ops->name,
-                                timeout, env->provider->ops->name);
+                               timeout, env->provider->ops->name);
       }
   return berth_job_end_status (&job, BERTH_JOB_WAIT, ret_status, reterr);
 }

@@ -198,7 +198,6 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
     }
   berth_output_init (&run.out, max, env->spill_dir);
   berth_feed_init (&feed, in.data, in.len, stdin_fd);
-  deadline = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : UINT64_MAX;
 
   for (;;)
     {
