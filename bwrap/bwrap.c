@@ -394,7 +394,11 @@ bwrap_create (berth_env *env, berth_error **reterr)
 
   /* A named environment's jail usually still runs: no helper needed.  */
   if (jail_alive (state))
-    goto attach;
+    {
+      berth_logf (env, BERTH_LOG_DEBUG, "jail in %s is running: attach to it", state);
+      goto attach;
+    }
+  berth_logf (env, BERTH_LOG_DEBUG, "create a jail in %s (profile %s)", state, profile);
 
   helper = berth_helper_path ("berth-jail");
   envs_dir = parent_dir (state);
@@ -459,6 +463,7 @@ bwrap_create (berth_env *env, berth_error **reterr)
 
   envp = helper_environ ();
   r = berth_run_capture ((const char *const *) argv, (const char *const *) envp, NULL, 30.0, 16384, &out, &status, reterr);
+  berth_logf (env, BERTH_LOG_DEBUG, "jail create: %s (status %d)", r < 0 ? "cannot run the helper" : status == 0 ? "up" : "refused", status);
   if (r < 0)
     goto out;
   if (status != 0)
@@ -545,6 +550,7 @@ bwrap_cleanup (berth_env *env, bool remove, berth_error **reterr)
     return 0;
   if (state == NULL)
     return 0;
+  berth_logf (env, BERTH_LOG_DEBUG, "destroy the jail in %s", state);
   return run_helper ("destroy", state, reterr);
 }
 

@@ -69,6 +69,7 @@ conn_wait (void *data, int *ret_status, berth_error **reterr)
       return berth_error_set (reterr, BERTH_E_BACKEND, "bwrap: %.*s", (int) n, c->tail);
     }
   *ret_status = atoi (nul + 8);
+  berth_logf (c->env, BERTH_LOG_DEBUG, "the jail reports status %d", *ret_status);
   /* Only RLIMIT_CPU sends SIGXCPU: name the limit and its key.  */
   if (*ret_status == 128 + SIGXCPU && c->cpu_seconds > 0)
     berth_logf (c->env, BERTH_LOG_WARNING,
@@ -214,6 +215,7 @@ bwrap_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_
   }
   free (body);
   body = NULL;
+  berth_logf (env, BERTH_LOG_DEBUG, "attach to the jail in %s: sent %s (%u words)", d->state, req->argv[0], (unsigned) hdr.argc);
   /* The child ends now live in the jail.  */
   close (pi[0]);
   close (po[1]);

@@ -105,7 +105,10 @@ sing_find_binary (const berth_config *cfg, char **ret_path, berth_error **reterr
 int
 sing_run (const char *const *argv, double timeout, char **ret_output, int *ret_status, berth_error **reterr)
 {
-  return berth_run_capture (argv, NULL, NULL, timeout, SING_CAPTURE_MAX, ret_output, ret_status, reterr);
+  int r = berth_run_capture (argv, NULL, NULL, timeout, SING_CAPTURE_MAX, ret_output, ret_status, reterr);
+  /* instance start / stop / list: what each step of the CLI answered */
+  berth_debugf ("singularity", "%s %s: %s %d", argv[1] ? argv[1] : "", argv[1] && argv[2] ? argv[2] : "", r < 0 ? "error" : "exit", r < 0 ? -r : *ret_status);
+  return r;
 }
 
 int
