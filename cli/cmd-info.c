@@ -335,17 +335,72 @@ gc_one (void *userdata, const char *path, uint64_t bytes, const char *reason)
   g->first = false;
 }
 
+/* Environments a killed berth left and failed creations' leftovers
+   (berth_gc_envs): one line each, or JSON objects for "environments".  */
+typedef struct gc_env_state
+{
+  bool json, dry_run, first;
+  FILE *out;
+} gc_env_state;
+
+static void
+gc_env_one (void *userdata, const char *env, const char *backend, const char *reason, const char *detail)
+{
+  gc_env_state *g = userdata;
+  if (g->json)
+    {
+      fprintf (g->out, "%s{\"env\":", g->first ? "" : ",");
+      json_string (g->out, env);
+      fprintf (g->out, ",\"backend\":");
+      json_string (g->out, backend);
+      fprintf (g->out, ",\"reason\":");
+      json_string (g->out, reason);
+      fprintf (g->out, ",\"detail\":");
+      json_string (g->out, detail);
+      fputc ('}', g->out);
+    }
+  else
+    {
+      char *safe = cli_term_escape (env), *safe_detail = cli_term_escape (detail);
+      bool orphan = strcmp (reason, "orphaned_command") == 0;
+      const char *what = g->dry_run ? (orphan ? "would kill the orphaned command of" : "would remove") : (orphan ? "killed the orphaned command of" : "removed");
+      fprintf (g->out, "%s %s (%s): %s\n", what, safe, backend, safe_detail);
+      free (safe);
+      free (safe_detail);
+    }
+  g->first = false;
+}
+
+/* Run berth_gc_envs; its lines (or JSON objects) in *RET_TEXT.  */
+static int
+gc_envs (berth_ctx *ctx, bool dry_run, bool json, char **ret_text, berth_error **reterr)
+{
+  size_t len = 0;
+  gc_env_state g = { .json = json, .dry_run = dry_run, .first = true };
+  *ret_text = NULL;
+  g.out = open_memstream (ret_text, &len);
+  if (g.out == NULL)
+    return -1;
+  int n = berth_gc_envs (ctx, dry_run, gc_env_one, &g, reterr);
+  fclose (g.out);
+  return n;
+}
+
 static const char gc_usage[] =
   "Usage: berth gc [--dry-run] [--json]\n"
   "\n"
-  "Remove berth leftovers: the backends' (exited containers, orphaned\n"
+  "Remove berth leftovers: throw-away environments whose berth was killed\n"
+  "(through their backend: container, jail, connection), the commands a\n"
+  "killed berth left running in named environments, state left by failed\n"
+  "creations; the backends' (exited containers, orphaned\n"
   "instances) older than terminal.lifetime_seconds, and the spill files of\n"
   "truncated outputs ($XDG_CACHE_HOME/berth/output) older than that, then the\n"
   "oldest while they hold more than 256 MiB.\n"
   "\n"
-  "      --dry-run   list the spill files that would go, remove nothing (the\n"
-  "                  backends' leftovers are not looked at)\n"
-  "      --json      one object: {schema_version, removed, spill_files}\n";
+  "      --dry-run   list the environments and spill files that would go,\n"
+  "                  remove nothing (the backends' leftovers are not looked at)\n"
+  "      --json      one object: {schema_version, removed, environments,\n"
+  "                  spill_files}\n";
 
 int
 cmd_gc (const cli_opts *o, int argc, char **argv)
@@ -367,6 +422,14 @@ cmd_gc (const cli_opts *o, int argc, char **argv)
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
+  char *envs_text = NULL;
+  int envs = gc_envs (ctx, g.dry_run, g.json, &envs_text, &err);
+  if (envs < 0)
+    {
+      free (envs_text);
+      berth_ctx_unref (ctx);
+      return err ? cli_fail_err (err) : cli_fail ("gc: out of memory");
+    }
   int backends = 0;
   if (!g.dry_run && (backends = berth_gc (ctx, &err)) < 0)
     {
@@ -392,16 +455,20 @@ cmd_gc (const cli_opts *o, int argc, char **argv)
       return cli_fail_err (err);
     }
   if (g.json)
-    printf ("{\"schema_version\":%d,\"dry_run\":%s,\"removed\":%d,\"backends_removed\":%d,\"spill_files_removed\":%d,\"spill_files\":[%s]}\n",
-            CLI_SCHEMA_VERSION, g.dry_run ? "true" : "false", backends + spills, backends, spills, buf ? buf : "");
+    printf ("{\"schema_version\":%d,\"dry_run\":%s,\"removed\":%d,\"environments_removed\":%d,\"environments\":[%s],\"backends_removed\":%d,"
+            "\"spill_files_removed\":%d,\"spill_files\":[%s]}\n",
+            CLI_SCHEMA_VERSION, g.dry_run ? "true" : "false", envs + backends + spills, envs, envs_text ? envs_text : "", backends, spills, buf ? buf : "");
   else
     {
+      fputs (envs_text ? envs_text : "", stdout);
       fputs (buf ? buf : "", stdout);
       if (g.dry_run)
-        printf ("would remove %d spill file%s\n", spills, spills == 1 ? "" : "s");
+        printf ("would handle %d environment%s, remove %d spill file%s\n", envs, envs == 1 ? "" : "s", spills, spills == 1 ? "" : "s");
       else
-        printf ("removed %d (%d of the backends', %d spill file%s)\n", backends + spills, backends, spills, spills == 1 ? "" : "s");
+        printf ("removed %d (%d environment%s, %d of the backends', %d spill file%s)\n", envs + backends + spills, envs, envs == 1 ? "" : "s", backends, spills,
+                spills == 1 ? "" : "s");
     }
+  free (envs_text);
   cli_json = false;
   free (buf);
   return 0;

@@ -125,16 +125,24 @@ struct berth_env
   void *data;
   int lock_fd;
   bool created, cleaned, recreated;
+  bool image_unrecorded; /* spec->image given to an environment recorded without one */
 };
 
 /* fdproc.c: berth_proc_spawn with EXTRA_FD as the child's fd 3.  */
-BERTH_INTERNAL int berth_proc_spawn_fd (const char *const *argv, const char *const *envp, int extra_fd, bool has_stdin, berth_proc *ret, berth_error **reterr);
+/* FLAGS: BERTH_SPAWN_* of child.h.  */
+BERTH_INTERNAL int berth_proc_spawn_fd (const char *const *argv, const char *const *envp, int extra_fd, unsigned flags, berth_proc *ret, berth_error **reterr);
 
 /* Serialize commands of a named environment across processes (no-ops
    for throw-away ones); refresh re-reads cwd and snapshot from disk.  */
 BERTH_INTERNAL int berth_env_lock (berth_env *env, berth_error **reterr);
 BERTH_INTERNAL void berth_env_unlock (berth_env *env);
 BERTH_INTERNAL int berth_env_refresh (berth_env *env);
+/* FILE in ENV's state directory names this process (pid and start time,
+   the backend, JOB when given): "owner" of a throw-away environment,
+   "running" while a command runs, for `berth gc` to find what a killed
+   berth left.  */
+BERTH_INTERNAL int berth_env_record_owner (berth_env *env, const char *file, const char *job, berth_error **reterr);
+BERTH_INTERNAL void berth_env_forget_owner (berth_env *env, const char *file);
 /* Persist cwd and snapshot of a named environment; a failure is an
    error naming the file.  */
 BERTH_INTERNAL int berth_env_save (berth_env *env, berth_error **reterr);

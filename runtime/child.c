@@ -7,8 +7,10 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "berth-private.h"
 #include "child.h"
@@ -33,6 +35,76 @@ close_pair (int p[2])
   if (p[1] >= 0)
     close (p[1]);
   p[0] = p[1] = -1;
+}
+
+/* Make fd SRC the child's TARGET (src == target: keep it across exec).  */
+static int
+child_dup (int src, int target)
+{
+  if (src == target)
+    return fcntl (src, F_SETFD, 0);
+  return dup2 (src, target) < 0 ? -1 : 0;
+}
+
+/* posix_spawn cannot set a parent-death signal: fork, and in the child
+   (async-signal-safe calls only) set it, check the parent did not die
+   before that (getppid), take a new session, default signals, the fds,
+   then exec.  An exec failure comes back as its errno over a CLOEXEC
+   pipe, like posix_spawn's.  */
+static int
+spawn_die_with_parent (const char *const *argv, const char *const *envp, int fd0, int fd1, int fd2, int fd3, pid_t *ret_pid)
+{
+  int rep[2], src[4] = { fd0, fd1, fd2, fd3 }, err = 0;
+  pid_t parent = getpid (), pid;
+  ssize_t n;
+
+  if (pipe2 (rep, O_CLOEXEC) < 0)
+    return errno;
+  pid = fork ();
+  if (pid < 0)
+    {
+      err = errno;
+      close (rep[0]);
+      close (rep[1]);
+      return err;
+    }
+  if (pid == 0)
+    {
+      struct sigaction dfl = { .sa_handler = SIG_DFL };
+      sigset_t none;
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
+        _exit (127);
+      setsid ();
+      for (int sig = 1; sig < NSIG; sig++)
+        sigaction (sig, &dfl, NULL);
+      sigemptyset (&none);
+      sigprocmask (SIG_SETMASK, &none, NULL);
+      /* sources out of the way of the targets first (CLOEXEC copies) */
+      for (int i = 0; i < 4; i++)
+        if (src[i] >= 0 && src[i] != i)
+          src[i] = fcntl (src[i], F_DUPFD_CLOEXEC, 10);
+      for (int i = 0; i < 4; i++)
+        if (src[i] >= 0 && child_dup (src[i], i) < 0)
+          goto fail;
+      execvpe (argv[0], (char *const *) argv, (char *const *) envp);
+    fail:
+      err = errno;
+      if (write (rep[1], &err, sizeof err) < 0)
+        _exit (127);
+      _exit (127);
+    }
+  close (rep[1]);
+  while ((n = read (rep[0], &err, sizeof err)) < 0 && errno == EINTR)
+    ;
+  close (rep[0]);
+  if (n == (ssize_t) sizeof err)
+    {
+      while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      return err ? err : ENOEXEC;
+    }
+  *ret_pid = pid;
+  return 0;
 }
 
 int
@@ -85,7 +157,16 @@ berth_child_spawn (const char *const *argv, const char *const *envp, int extra_f
   posix_spawnattr_setsigdefault (&attr, &all);
   posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_USEVFORK);
 
-  r = posix_spawnp (&pid, argv[0], &fa, &attr, (char *const *) argv, (char *const *) (envp ? envp : (const char *const *) environ));
+  if (flags & BERTH_SPAWN_DIE_WITH_PARENT)
+    {
+      int null_fd = in[0] >= 0 ? -1 : open ("/dev/null", O_RDONLY | O_CLOEXEC);
+      r = spawn_die_with_parent (argv, envp ? envp : (const char *const *) environ, in[0] >= 0 ? in[0] : null_fd, out[1], err[1] >= 0 ? err[1] : out[1],
+                                 extra_fd, &pid);
+      if (null_fd >= 0)
+        close (null_fd);
+    }
+  else
+    r = posix_spawnp (&pid, argv[0], &fa, &attr, (char *const *) argv, (char *const *) (envp ? envp : (const char *const *) environ));
   posix_spawn_file_actions_destroy (&fa);
   posix_spawnattr_destroy (&attr);
   berth_log_spawn (argv, r == 0 ? (long) pid : -1, r);

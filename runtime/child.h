@@ -21,6 +21,10 @@ enum
   BERTH_SPAWN_STDIN = 1u << 0,     /* give it a stdin pipe */
   BERTH_SPAWN_MERGE_ERR = 1u << 1, /* stderr into the stdout pipe */
   BERTH_SPAWN_NONBLOCK = 1u << 2,  /* our ends are O_NONBLOCK */
+  /* SIGKILLed when the spawning thread dies (PR_SET_PDEATHSIG): a berth
+     killed with -9 takes its local command's leader with it.  Forks
+     instead of posix_spawn.  */
+  BERTH_SPAWN_DIE_WITH_PARENT = 1u << 3,
 };
 
 /* EXTRA_FD, when >= 0, becomes fd 3 of the child.  ENVP NULL inherits.  */

@@ -15,6 +15,10 @@
 #include "job.h"
 #include "wrapper.h"
 
+/* How long gc's kill of an orphaned command may take, its transport's
+   setup included.  */
+#define GC_KILL_TIMEOUT_S 10
+
 extern char **environ;
 
 static bool
@@ -142,6 +146,82 @@ passthrough_environ (berth_ctx *ctx)
   return v;
 }
 
+/* The start time of PID (clock ticks since boot, /proc/PID/stat field
+   22), 0 when there is no such process or it is a zombie (it ended, its
+   parent did not reap it yet).  With the pid it names one process for
+   good: a recycled pid has another start time.  */
+static unsigned long long
+proc_start_time (pid_t pid)
+{
+  char path[64], buf[1024], *p;
+  ssize_t n;
+  int fd;
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  p = strrchr (buf, ')'); /* the name may hold spaces and parentheses */
+  if (p == NULL || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+    return 0;
+  p++;
+  for (int field = 2; p && field < 22; field++)
+    {
+      p = strchr (p, ' ');
+      if (p)
+        p++;
+    }
+  return p ? strtoull (p, NULL, 10) : 0;
+}
+
+int
+berth_env_record_owner (berth_env *env, const char *file, const char *job, berth_error **reterr)
+{
+  _cleanup_free_ char *path = berth_strdup_printf ("%s/%s", env->state_dir, file);
+  char pid[32], start[32];
+  berth_buf b = { 0 };
+  int r;
+  if (path == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  snprintf (pid, sizeof pid, "%d", (int) getpid ());
+  snprintf (start, sizeof start, "%llu", proc_start_time (getpid ()));
+  meta_put (&b, "pid", pid);
+  meta_put (&b, "start", start);
+  meta_put (&b, "backend", env->provider->ops->name);
+  meta_put (&b, "job", job);
+  r = berth_write_file_atomic (path, b.data ? b.data : "", b.len, 0600);
+  berth_buf_free (&b);
+  if (r < 0)
+    return berth_error_errno (reterr, -r, "cannot record the owner of environment %s in %s", env->id, path);
+  return 0;
+}
+
+void
+berth_env_forget_owner (berth_env *env, const char *file)
+{
+  _cleanup_free_ char *path = berth_strdup_printf ("%s/%s", env->state_dir, file);
+  if (path)
+    unlink (path);
+}
+
+/* The process an owner record names still runs (and is that process).  */
+static bool
+owner_alive (const char *record, pid_t *ret_pid)
+{
+  _cleanup_free_ char *pid = meta_get (record, "pid"), *start = meta_get (record, "start");
+  long p = pid ? strtol (pid, NULL, 10) : 0;
+  unsigned long long want = start ? strtoull (start, NULL, 10) : 0, now;
+  *ret_pid = (pid_t) p;
+  if (p <= 0)
+    return false;
+  now = proc_start_time ((pid_t) p);
+  return now != 0 && (want == 0 || now == want);
+}
+
 /* Commands of one named environment run one at a time: the lock is held
    while the environment is created and around each execute, not while a
    handle merely exists (a long exec-stream must not block commands).  */
@@ -151,17 +231,32 @@ berth_env_lock (berth_env *env, berth_error **reterr)
   _cleanup_free_ char *path = NULL;
   if (env->name == NULL)
     return 0;
-  if (env->lock_fd < 0)
+  for (;;)
     {
-      path = berth_strdup_printf ("%s/lock", env->state_dir);
-      env->lock_fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      struct stat st;
       if (env->lock_fd < 0)
-        return berth_error_errno (reterr, errno, "cannot open %s", path);
+        {
+          int r;
+          free (path);
+          path = berth_strdup_printf ("%s/lock", env->state_dir);
+          if (path == NULL)
+            return berth_error_errno (reterr, ENOMEM, "out of memory");
+          if ((r = berth_mkdir_p (env->state_dir, 0700)) < 0)
+            return berth_error_errno (reterr, -r, "cannot create %s", env->state_dir);
+          env->lock_fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+          if (env->lock_fd < 0)
+            return berth_error_errno (reterr, errno, "cannot open %s", path);
+        }
+      while (flock (env->lock_fd, LOCK_EX) < 0)
+        if (errno != EINTR)
+          return berth_error_errno (reterr, errno, "cannot lock the state of environment %s", env->name);
+      /* A creation that failed while we waited removed the environment,
+         its lock file with it: start over on a new one.  */
+      if (fstat (env->lock_fd, &st) == 0 && st.st_nlink > 0)
+        return 0;
+      close (env->lock_fd);
+      env->lock_fd = -1;
     }
-  while (flock (env->lock_fd, LOCK_EX) < 0)
-    if (errno != EINTR)
-      return berth_error_errno (reterr, errno, "cannot lock the state of environment %s", env->name);
-  return 0;
 }
 
 void
@@ -252,7 +347,7 @@ env_free (berth_env *env)
 
 /* Build the handle and its directories; no backend call yet.  */
 static int
-env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, berth_env **ret, berth_error **reterr)
+env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, const char *attach_id, berth_env **ret, berth_error **reterr)
 {
   berth_env *env = calloc (1, sizeof *env);
   const char *name = spec->name;
@@ -280,7 +375,7 @@ env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, berth_env 
       return berth_error_errno (reterr, -r, "no randomness");
     }
   env->name = name ? strdup (name) : NULL;
-  env->id = strdup (name ? name : hex);
+  env->id = strdup (name ? name : attach_id ? attach_id : hex);
   env->state_dir = berth_strdup_printf ("%s/%s", edir, env->id);
   env->runtime_dir = berth_strdup_printf ("%s/%s", ctx->runtime_dir, env->id);
   env->spill_dir = cache ? berth_strdup_printf ("%s/berth/output", cache) : NULL;
@@ -324,6 +419,16 @@ env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, berth_env 
     }
   if (spec->image && BERTH_HAS_FIELD (spec, berth_env_spec, image))
     {
+      /* An environment keeps the image it was made with: another one is
+         refused before anything changes, on every backend (a backend
+         that knows its default image refuses a change of it itself).  */
+      if (meta && env->image && strcmp (env->image, spec->image) != 0 && !for_remove)
+        {
+          berth_error_set (reterr, BERTH_E_ENV, "environment %s uses image %s; `berth rm %s` to use %s", name, env->image, name, spec->image);
+          env_free (env);
+          return -BERTH_E_ENV;
+        }
+      env->image_unrecorded = meta && env->image == NULL;
       free (env->image);
       env->image = strdup (spec->image);
     }
@@ -368,7 +473,7 @@ BERTH_EXPORT int
 berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, berth_error **reterr)
 {
   berth_env *env = NULL;
-  int r = env_new (ctx, spec, false, &env, reterr);
+  int r = env_new (ctx, spec, false, NULL, &env, reterr);
   if (r < 0)
     return r;
   BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
@@ -380,19 +485,42 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
   berth_env_refresh (env);
   _cleanup_free_ char *meta_path = env->name ? berth_strdup_printf ("%s/meta", env->state_dir) : NULL;
   bool existed = meta_path && access (meta_path, F_OK) == 0;
+  /* A throw-away environment names its owner (this process), so `berth
+     gc` can tell one whose berth was killed from one in use.  */
+  if (env->name == NULL && (r = berth_env_record_owner (env, "owner", NULL, reterr)) < 0)
+    {
+      berth_rm_rf (env->state_dir);
+      berth_rm_rf (env->runtime_dir);
+      env_free (env);
+      return r;
+    }
   berth_ctx_log (ctx, BERTH_LOG_DEBUG, "session", "open %s environment %s on %s (%s)", existed ? "existing" : "new", env->name ? env->name : env->id,
                  env->provider->ops->name, env->provider->origin);
   r = env->provider->ops->create (env, reterr);
   if (r < 0)
     {
-      /* Nothing of a failed throw-away environment is left behind.  */
-      if (env->name == NULL)
+      /* Nothing of a failed creation is left behind (a throw-away
+         environment, or a named one that did not exist): what the
+         backend made goes through its cleanup, as `berth rm` would, then
+         the state and runtime directories with the lock.  */
+      if (env->name == NULL || !existed)
         {
+          if (env->provider->ops->cleanup)
+            env->provider->ops->cleanup (env, true, NULL);
+          env->cleaned = true;
           berth_rm_rf (env->state_dir);
           berth_rm_rf (env->runtime_dir);
         }
+      berth_env_unlock (env);
       env_free (env);
       return r;
+    }
+  /* The image of an environment recorded without one is its backend's
+     default: the backend had the say, the record does not change.  */
+  if (env->image_unrecorded)
+    {
+      free (env->image);
+      env->image = NULL;
     }
   env->created = true;
   /* A known environment is recorded again by each execute; here only
@@ -455,7 +583,7 @@ berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr)
   berth_env *env = NULL;
   int r;
   spec.name = name;
-  r = env_new (ctx, &spec, true, &env, reterr);
+  r = env_new (ctx, &spec, true, NULL, &env, reterr);
   if (r < 0)
     return r;
   BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
@@ -518,6 +646,201 @@ berth_gc (berth_ctx *ctx, berth_error **reterr)
       berth_error_free (err);
     }
   return total;
+}
+
+/* Someone holds the lock of state directory SD (a creation or a command
+   in progress).  */
+static bool
+state_locked (const char *sd)
+{
+  _cleanup_free_ char *path = berth_strdup_printf ("%s/lock", sd);
+  int fd = path ? open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW) : -1;
+  bool locked;
+  if (fd < 0)
+    return false;
+  locked = flock (fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+  close (fd);
+  return locked;
+}
+
+static bool
+older_than (const char *path, int64_t seconds)
+{
+  struct stat st;
+  return lstat (path, &st) == 0 && S_ISDIR (st.st_mode) && st.st_uid == geteuid () && time (NULL) - st.st_mtime >= seconds;
+}
+
+/* Kill what runs in ENV under job token JOB (the runtime's kill script,
+   through the environment's own transport).  */
+static int
+kill_job (berth_env *env, const char *job, berth_error **reterr)
+{
+  _cleanup_free_ char *ks = berth_kill_script (job, 0);
+  if (ks == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  return berth_job_run_script (env, ks, GC_KILL_TIMEOUT_S, NULL, reterr);
+}
+
+/* A throw-away environment whose berth is gone: what runs in it where it
+   outlives the environment (the host, a remote) is killed first, then
+   the backend's cleanup removes it (container, jail, master) and its
+   directories go.  */
+static int
+gc_throwaway (berth_ctx *ctx, const char *id, const char *backend, const char *running, berth_error **reterr)
+{
+  berth_env_spec spec = BERTH_ENV_SPEC_INIT;
+  berth_env *env = NULL;
+  _cleanup_free_ char *job = running ? meta_get (running, "job") : NULL;
+  int r;
+  spec.backend = backend;
+  if ((r = env_new (ctx, &spec, false, id, &env, reterr)) < 0)
+    return r;
+  BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
+  if (job && (berth_provider_flag (env->provider, BERTH_FLAG_USES_HOST_FILESYSTEM) || berth_provider_flag (env->provider, BERTH_FLAG_IS_REMOTE)))
+    {
+      berth_error *kerr = NULL;
+      if (env->provider->ops->create (env, &kerr) < 0 || kill_job (env, job, &kerr) < 0)
+        berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "%s: could not kill the orphaned command of %s: %s", backend, id, berth_error_message (kerr));
+      berth_error_free (kerr);
+    }
+  r = env->provider->ops->cleanup ? env->provider->ops->cleanup (env, true, reterr) : 0;
+  env->cleaned = true;
+  if (r >= 0)
+    {
+      berth_rm_rf (env->state_dir);
+      berth_rm_rf (env->runtime_dir);
+    }
+  env_free (env);
+  return r;
+}
+
+/* The orphaned command of named environment NAME: killed where it runs,
+   the environment kept.  */
+static int
+gc_orphan (berth_ctx *ctx, const char *name, const char *job, berth_error **reterr)
+{
+  berth_env_spec spec = BERTH_ENV_SPEC_INIT;
+  berth_env *env = NULL;
+  int r;
+  spec.name = name;
+  if ((r = berth_env_open (ctx, &spec, &env, reterr)) < 0)
+    return r;
+  BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
+  if ((r = berth_env_lock (env, reterr)) >= 0)
+    {
+      _cleanup_free_ char *mp = berth_strdup_printf ("%s/running", env->state_dir);
+      _cleanup_free_ char *again = NULL, *job2 = NULL;
+      pid_t pid;
+      /* under the lock, the record is still that of a dead owner */
+      if (mp && berth_read_file (mp, 1 << 16, &again, NULL) == 0 && !owner_alive (again, &pid) && (job2 = meta_get (again, "job"))
+          && strcmp (job2, job) == 0)
+        {
+          r = kill_job (env, job, reterr);
+          if (r >= 0)
+            unlink (mp);
+        }
+      berth_env_unlock (env);
+    }
+  berth_env_unref (env);
+  return r;
+}
+
+BERTH_EXPORT int
+berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata, berth_error **reterr)
+{
+  int64_t lifetime = berth_config_int (ctx->config, "terminal.lifetime_seconds", 300);
+  _cleanup_free_ char *dir = envs_dir (ctx);
+  struct dirent *de;
+  DIR *d;
+  int n = 0;
+
+  if (dir == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  if ((d = opendir (dir)) != NULL)
+    {
+      while ((de = readdir (d)))
+        {
+          _cleanup_free_ char *sd = berth_strdup_printf ("%s/%s", dir, de->d_name);
+          _cleanup_free_ char *mp = berth_strdup_printf ("%s/meta", sd);
+          _cleanup_free_ char *rp = berth_strdup_printf ("%s/running", sd);
+          _cleanup_free_ char *op = berth_strdup_printf ("%s/owner", sd);
+          _cleanup_free_ char *meta = NULL, *running = NULL, *owner = NULL, *backend = NULL, *job = NULL, *detail = NULL;
+          berth_error *err = NULL;
+          pid_t pid = 0;
+          int r = 0;
+          if (de->d_name[0] == '.' || !env_name_is_valid (de->d_name) || sd == NULL || mp == NULL || rp == NULL || op == NULL)
+            continue;
+          if (berth_read_file (rp, 1 << 16, &running, NULL) < 0)
+            running = NULL;
+          if (berth_read_file (mp, 1 << 20, &meta, NULL) == 0)
+            {
+              /* a named environment: its command whose berth was killed */
+              if (running == NULL || owner_alive (running, &pid) || (job = meta_get (running, "job")) == NULL || state_locked (sd))
+                continue;
+              backend = meta_get (meta, "backend");
+              detail = berth_strdup_printf ("its berth (pid %d) is gone: its command (job %s) is killed where it runs", (int) pid, job);
+              if (!dry_run && (r = gc_orphan (ctx, de->d_name, job, &err)) < 0)
+                berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "environment %s: %s", de->d_name, berth_error_message (err));
+              else if (fn)
+                fn (userdata, de->d_name, backend ? backend : "?", "orphaned_command", detail);
+            }
+          else if (berth_read_file (op, 1 << 16, &owner, NULL) == 0)
+            {
+              /* a throw-away environment: its berth is gone */
+              if (owner_alive (owner, &pid))
+                continue;
+              backend = meta_get (owner, "backend");
+              detail = berth_strdup_printf ("a throw-away environment whose berth (pid %d) is gone", (int) pid);
+              if (backend && !dry_run && (r = gc_throwaway (ctx, de->d_name, backend, running, &err)) < 0)
+                berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "environment %s: %s", de->d_name, berth_error_message (err));
+              else
+                {
+                  if (backend == NULL && !dry_run)
+                    berth_rm_rf (sd);
+                  if (fn)
+                    fn (userdata, de->d_name, backend ? backend : "?", "owner_gone", detail);
+                }
+            }
+          else
+            {
+              /* no record at all: a creation that failed (before 0.2) or
+                 is under way (it holds the lock, or is young) */
+              if (!older_than (sd, lifetime) || state_locked (sd))
+                continue;
+              _cleanup_free_ char *rd = berth_strdup_printf ("%s/%s", ctx->runtime_dir, de->d_name);
+              if (!dry_run)
+                {
+                  berth_rm_rf (sd);
+                  if (rd)
+                    berth_rm_rf (rd);
+                }
+              if (fn)
+                fn (userdata, de->d_name, "?", "incomplete", "a state directory without a record (a failed creation)");
+            }
+          berth_error_free (err);
+          if (r >= 0)
+            n++;
+        }
+      closedir (d);
+    }
+  /* runtime directories of environments that have no state */
+  if ((d = opendir (ctx->runtime_dir)) != NULL)
+    {
+      while ((de = readdir (d)))
+        {
+          _cleanup_free_ char *rd = berth_strdup_printf ("%s/%s", ctx->runtime_dir, de->d_name);
+          _cleanup_free_ char *sd = berth_strdup_printf ("%s/%s", dir, de->d_name);
+          if (de->d_name[0] == '.' || !env_name_is_valid (de->d_name) || rd == NULL || sd == NULL || access (sd, F_OK) == 0 || !older_than (rd, lifetime))
+            continue;
+          if (!dry_run)
+            berth_rm_rf (rd);
+          if (fn)
+            fn (userdata, de->d_name, "?", "incomplete", "a runtime directory without state (a failed creation)");
+          n++;
+        }
+      closedir (d);
+    }
+  return n;
 }
 
 BERTH_EXPORT const char *berth_env_name (const berth_env *env) { return env->name; }

@@ -187,10 +187,10 @@ berth_proc_from_fds (const berth_fdproc_spec *spec, berth_proc *ret, berth_error
 }
 
 int
-berth_proc_spawn_fd (const char *const *argv, const char *const *envp, int extra_fd, bool has_stdin, berth_proc *ret, berth_error **reterr)
+berth_proc_spawn_fd (const char *const *argv, const char *const *envp, int extra_fd, unsigned flags, berth_proc *ret, berth_error **reterr)
 {
   berth_child c = BERTH_CHILD_INIT;
-  int r = berth_child_spawn (argv, envp, extra_fd, has_stdin ? BERTH_SPAWN_STDIN : 0, &c);
+  int r = berth_child_spawn (argv, envp, extra_fd, flags, &c);
   if (r < 0)
     return berth_error_errno (reterr, -r, "cannot run %s", argv[0]);
   berth_fdproc_spec spec = { .size = sizeof spec, .in_fd = c.in_fd, .out_fd = c.out_fd, .err_fd = c.err_fd, .pid = c.pid };
@@ -200,5 +200,5 @@ berth_proc_spawn_fd (const char *const *argv, const char *const *envp, int extra
 BERTH_EXPORT int
 berth_proc_spawn (const char *const *argv, const char *const *envp, bool has_stdin, berth_proc *ret, berth_error **reterr)
 {
-  return berth_proc_spawn_fd (argv, envp, -1, has_stdin, ret, reterr);
+  return berth_proc_spawn_fd (argv, envp, -1, has_stdin ? BERTH_SPAWN_STDIN : 0, ret, reterr);
 }

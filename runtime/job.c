@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <string.h>
 
+#include "child.h"
 #include "job.h"
 
 int
@@ -51,7 +52,10 @@ berth_job_start (berth_env *env, char **prefix, const char *const *inner, bool h
       return berth_error_errno (reterr, ENOMEM, "out of memory");
   if (argv == NULL || argv[0] == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
-  int r = berth_proc_spawn_fd ((const char *const *) argv, (const char *const *) env->host_environ, extra_fd, has_stdin, &job->proc, reterr);
+  /* The client (for local, the command's own shell) dies with this
+     process: a berth killed with -9 does not leave it running.  */
+  int r = berth_proc_spawn_fd ((const char *const *) argv, (const char *const *) env->host_environ, extra_fd,
+                               (has_stdin ? BERTH_SPAWN_STDIN : 0) | BERTH_SPAWN_DIE_WITH_PARENT, &job->proc, reterr);
   if (r < 0)
     return berth_error_set (reterr, r, "%s: cannot run %s", ops->name, argv[0]);
   return 0;

@@ -153,6 +153,10 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
     return berth_error_set (reterr, EINVAL, "timeout must be a number of seconds from 0 (no timeout) to %.0f (got %g)", BERTH_TIMEOUT_MAX, timeout);
   if ((r = berth_random_hex (job_token, 16)) < 0)
     return berth_error_errno (reterr, -r, "no randomness");
+  /* While it runs, the command names its berth: if this process is
+     killed, `berth gc` kills what it left by the job token.  Best effort
+     (a state that cannot be written fails the command's save).  */
+  berth_env_record_owner (env, "running", job_token, NULL);
 
   r = berth_job_transport (env, &prefix, &flags, reterr);
   if (r < 0)
@@ -421,6 +425,7 @@ berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **r
     return r;
   berth_env_refresh (env);
   r = execute_locked (env, spec, ret, reterr);
+  berth_env_forget_owner (env, "running");
   berth_env_unlock (env);
   return r;
 }

@@ -198,6 +198,17 @@ BERTH_EXPORT int berth_gc (berth_ctx *ctx, berth_error **reterr);
    Returns how many were (or would be) removed.  */
 typedef void (*berth_gc_output_fn) (void *userdata, const char *path, uint64_t bytes, const char *reason);
 BERTH_EXPORT int berth_gc_output (berth_ctx *ctx, bool dry_run, berth_gc_output_fn fn, void *userdata, berth_error **reterr);
+/* Environments a killed berth left, and leftovers of failed creations:
+   a throw-away environment whose owner (pid and start time) is gone is
+   removed through its backend's cleanup, running or not (REASON
+   "owner_gone"); a named one's command whose berth is gone is killed
+   where it runs, the environment kept ("orphaned_command"); a state or
+   runtime directory without a record older than
+   terminal.lifetime_seconds is removed ("incomplete").  FN (may be NULL)
+   is called for each.  With DRY_RUN nothing changes.  Returns how many
+   were (or would be) handled.  */
+typedef void (*berth_gc_env_fn) (void *userdata, const char *env, const char *backend, const char *reason, const char *detail);
+BERTH_EXPORT int berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata, berth_error **reterr);
 
 /* ---- execute ---- */
 /* Receives merged output as it arrives (raw bytes).  Return < 0 to interrupt.  */
