@@ -242,6 +242,55 @@ else
   ok "… and says permission denied # SKIP"
 fi
 
+# --- stdin streams in bounded memory (issue 11.10) ---
+# It was read whole before the command started and held twice: 300 MB in,
+# 594 MB RSS.  Now it is copied as the command reads it.
+if [ -x /usr/bin/time ]; then
+  n=$((200 * 1024 * 1024))
+  got=$(head -c "$n" /dev/zero | /usr/bin/time -f %M -o "$TEST_TMP/rss" "$BERTH" exec -b local --stdin - -- 'wc -c')
+  rss=$(tail -n1 "$TEST_TMP/rss")
+  is "$got" "$n" "exec --stdin -: 200 MiB reach the command whole"
+  check "… in bounded memory (${rss} KiB RSS < 64 MiB)" test "${rss:-999999}" -lt 65536
+  head -c "$n" /dev/zero >"$TEST_TMP/in.bin"
+  got=$(/usr/bin/time -f %M -o "$TEST_TMP/rss" "$BERTH" exec -b local --stdin "$TEST_TMP/in.bin" -- 'wc -c' </dev/null)
+  rss=$(tail -n1 "$TEST_TMP/rss")
+  is "$got" "$n" "exec --stdin FILE: 200 MiB reach the command whole"
+  check "… streamed too (${rss} KiB RSS < 64 MiB)" test "${rss:-999999}" -lt 65536
+  rm -f "$TEST_TMP/in.bin"
+else
+  check "/usr/bin/time is installed for the stdin memory check" false
+fi
+# A command that never reads its stdin: no hang, no error (EPIPE is fine);
+# berth stops reading, so the writer sees a closed pipe.
+head -c "$((200 * 1024 * 1024))" /dev/zero | "$BERTH" exec -b local --stdin - -- true >"$TEST_TMP/out" 2>&1
+is "${PIPESTATUS[1]}" 0 "exec --stdin - -- true with 200 MiB waiting exits 0"
+is "$(cat "$TEST_TMP/out")" "" "… quietly"
+# The command takes stdin at its own pace; berth does not read ahead.
+got=$( { echo first; sleep 1; echo second; } | "$BERTH" exec -b local --stdin - -- 'read -r a; echo "got $a"; read -r b; echo "got $b"')
+is "$got" $'got first\ngot second' "stdin arrives as it is written (a slow writer)"
+run "$BERTH" exec -b local --stdin "$TEST_TMP" -- cat
+is "$rc" 125 "--stdin of a directory exits 125"
+like "$stderr" "berth: cannot read --stdin $TEST_TMP: Is a directory" "… and says so"
+run "$BERTH" exec -b local --stdin "$TEST_TMP/nonexistent" -- cat
+is "$rc:$stderr" "125:berth: cannot read --stdin $TEST_TMP/nonexistent: No such file or directory" "--stdin of a missing file exits 125 with one line"
+
+# --- exec-stream: ^C kills the command, 128+N (issue 11.9) ---
+"$BERTH" exec-stream -b local -- bash -c "exec -a berth-xs-cli$$ sleep 300" </dev/null & pid=$!
+for i in $(seq 1 50); do pgrep -f "^berth-xs-cli$$" >/dev/null && break; sleep 0.1; done
+kill -HUP $pid
+for i in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+kill -KILL $pid 2>/dev/null
+wait $pid
+is "$?" 129 "SIGHUP to exec-stream exits 129"
+check "… with the command killed" bash -c "! pgrep -f '^berth-xs-cli$$' >/dev/null"
+pkill -f "^berth-xs-cli$$"
+# (it used to spin forever: bounded here, and what it leaves is killed)
+timeout -k 5 30 "$BERTH" exec-stream -b local -- yes berth-xs-yes-cli$$ 2>"$TEST_TMP/err" </dev/null | head -n1 >/dev/null
+is "${PIPESTATUS[0]}" 141 "exec-stream -- yes | head -1 exits 141"
+is "$(cat "$TEST_TMP/err")" "" "… quietly"
+check "… with the command stopped" bash -c "! pgrep -f '^yes berth-xs-yes-cli$$' >/dev/null"
+pkill -f "^yes berth-xs-yes-cli$$"
+
 # --- configuration: values checked, typos warned, unset, list (issue 11.18) ---
 cfgfile=$XDG_CONFIG_HOME/berth/config.yaml
 mkdir -p "$(dirname "$cfgfile")"
