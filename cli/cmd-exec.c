@@ -222,7 +222,8 @@ static const char exec_usage[] =
   "  -t, --timeout S   kill the command's whole tree after S seconds (exit 124);\n"
   "                    0: no timeout; at most 2147483648 (default: terminal.timeout)\n"
   "      --image IMG   image for container backends\n"
-  "      --stdin SRC   feed FILE (or - for our stdin) to the command\n"
+  "      --stdin SRC   feed FILE (or - for our stdin) to the command, streamed\n"
+  "                    as it reads it\n"
   "      --json        print one capped result object instead of streaming\n"
   "      --max-bytes N cap the output at N bytes, notices included (default:\n"
   "                    tool_output.max_bytes); without --json the capped output\n"
@@ -494,7 +495,11 @@ static const char stream_usage[] =
   "\n"
   "Run WORDS (an argv, not a shell string) inside the environment with our\n"
   "stdin, stdout and stderr bridged to it until it exits.  Backends without a\n"
-  "local client (docker over the Engine API) use this as their exec prefix.\n";
+  "local client (docker over the Engine API) use this as their exec prefix.\n"
+  "\n"
+  "Exit status: the command's own; 127 when WORDS[0] is not found; 128+N after\n"
+  "SIGINT, SIGTERM or SIGHUP (the command's tree is killed where it runs); 141\n"
+  "when our stdout's reader went away; 125 berth error.\n";
 
 int
 cmd_exec_stream (const cli_opts *o, int argc, char **argv)
