@@ -162,4 +162,11 @@ if [ -x "$DENYNS" ]; then
 fi
 ok "no ghost files in HOME" test "$(cd "$HOME" && find . | sort | tr '\n' ' ')" = ". ./.ssh ./.ssh/id_rsa "
 
+# --- BERTH_DEBUG=bwrap (issue 11.17): jail create, attach and destroy ---
+err=$(BERTH_DEBUG=bwrap bx -- true 2>&1 >/dev/null)
+like "$err" "*berth: bwrap: debug: create a jail*" "BERTH_DEBUG=bwrap logs the jail's creation"
+like "$err" "*berth: bwrap: debug: spawn pid *berth-jail* 'create'*" "… the helper's argv"
+like "$err" "*berth: bwrap: debug: attach to the jail*" "… the command sent to it"
+like "$err" "*berth: bwrap: debug: destroy the jail*" "… and its destruction"
+
 done_testing

@@ -397,4 +397,32 @@ run "$BERTH" version --json
 is "$(jq -r '(.schema_version|tostring) + " " + (.version | type)' <<<"$stdout")" "1 string" "version --json: {schema_version, version}"
 run "$BERTH" exec --json -b nosuchbackend -- true
 is "$(jq -r '[.schema_version, .error.code] | map(tostring) | join(" ")' <<<"$stdout")" "1 5001" "exec --json: an unknown backend is BERTH_E_NO_PROVIDER in the object"
+# --- BERTH_DEBUG (issue 11.17): one line per step, by area, secrets elided ---
+run env BERTH_DEBUG=all "$BERTH" exec -b local -- true
+is "$rc" 0 "BERTH_DEBUG=all: exec still exits 0"
+like "$stderr" "*berth: config: debug: *config.yaml*" "BERTH_DEBUG=all logs the config files merged (or not present)"
+like "$stderr" "*berth: local: debug: spawn*bash*" "… each spawned argv, in its backend's area"
+like "$stderr" "*berth: session: debug: *exit 0*" "… and the session's steps (the exit record)"
+run env BERTH_DEBUG=docker "$BERTH" exec -b local -- true
+is "$rc:$stderr" "0:" "BERTH_DEBUG=docker on a local exec prints nothing"
+run env BERTH_DEBUG=nosucharea "$BERTH" exec -b local -- true
+is "$rc:$stderr" "0:" "an unknown BERTH_DEBUG area is ignored"
+run env BERTH_DEBUG=session,config "$BERTH" exec -b local -- true
+like "$stderr" "*berth: config: debug:*berth: session: debug:*" "BERTH_DEBUG=session,config: those areas"
+check "… and no other" bash -c "! grep -v -e '^berth: session: debug:' -e '^berth: config: debug:' '$TEST_TMP/err'"
+cat >"$TEST_TMP/secret.yaml" <<'YAML'
+terminal:
+  env_passthrough: [MY_API_KEY]
+  docker_env:
+    DB_SECRET_X: dockersecret-456
+YAML
+run env BERTH_DEBUG=all MY_API_KEY=supersecret-123 "$BERTH" --config "$TEST_TMP/secret.yaml" exec -b local -- 'echo "$MY_API_KEY"'
+is "$stdout" "supersecret-123" "an allow-listed secret reaches the command"
+like "$stderr" "*debug: spawn*" "with its argv logged"
+check "… but never its debug output" bash -c "! grep -q supersecret-123 '$TEST_TMP/err'"
+# words that carry the secrets themselves: the argv line shows them elided
+run env BERTH_DEBUG=all MY_API_KEY=supersecret-123 "$BERTH" --config "$TEST_TMP/secret.yaml" exec-stream -b local -- echo supersecret-123 dockersecret-456 TOKEN_X=abc MY_TOKEN=plain-789
+like "$stderr" "*local: debug: spawn*'echo' '<elided>' '<elided>'*'MY_TOKEN=<elided>'*" "exec-stream's argv line has the secret values elided"
+check "… neither the passthrough, the docker_env nor a credential NAME=VALUE secret is in it" \
+  bash -c "! grep -q -e supersecret-123 -e dockersecret-456 -e plain-789 '$TEST_TMP/err'"
 done_testing

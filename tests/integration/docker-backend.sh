@@ -183,4 +183,14 @@ else
   else ok "# SKIP no TLS listener on 127.0.0.1:2376"; fi
 fi
 
+# --- BERTH_DEBUG (issue 11.17): each request with its status; secrets never logged ---
+write_config "$TDIR/debug.yaml" "env_passthrough: [MY_API_KEY]" "docker_env:" "  DB_SECRET_X: dockersecret-456"
+err=$(BERTH_DEBUG=all MY_API_KEY=supersecret-123 "$BERTH" --config "$TDIR/debug.yaml" exec -- 'echo "$MY_API_KEY $DB_SECRET_X"' 2>&1 >"$TDIR/debug.out")
+like "$err" "*berth: docker: debug: HTTP POST /*/exec*: 201 in *" "BERTH_DEBUG=all logs each Engine API request with its status"
+like "$err" "*berth: session: debug: *exit 0*" "… and the session's exit record"
+is "$(cat "$TDIR/debug.out")" "supersecret-123 dockersecret-456" "the passthrough and docker_env secrets reach the command"
+check "… but not the debug output" bash -c '! grep -q -e supersecret-123 -e dockersecret-456 <<<"$1"' _ "$err"
+err=$(BERTH_DEBUG=docker "$BERTH" --config "$TDIR/debug.yaml" exec -- true 2>&1 >/dev/null)
+check "BERTH_DEBUG=docker: only docker lines" bash -c '[ -n "$1" ] && ! grep -v "^berth: docker: debug: " <<<"$1"' _ "$err"
+
 done_testing

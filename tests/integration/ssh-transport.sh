@@ -212,4 +212,12 @@ b rm named1; rc=$?
 check "berth rm closes the named environment's master" [ "$rc" = 0 ] && gone "$pid"
 check "no master of ours is left" [ -z "$(masters)" ]
 
+# --- BERTH_DEBUG=ssh (issue 11.17): the master's check, start and stop ---
+err=$(BERTH_DEBUG=ssh b exec -- true 2>&1 >/dev/null)
+like "$err" "*berth: ssh: debug: master check*" "BERTH_DEBUG=ssh logs the master check"
+like "$err" "*berth: ssh: debug: master start*" "… its start"
+like "$err" "*berth: ssh: debug: spawn pid *ssh*-M*" "… the master's argv"
+like "$err" "*berth: ssh: debug: master on *stopping it*" "… and its stop"
+check "no master of ours is left after the debug run" [ -z "$(masters)" ]
+
 done_testing
