@@ -213,6 +213,39 @@ else
   skip_case "bwrap throw-away after berth -9" "the bwrap backend is not ready here"
 fi
 
+# docker and bwrap, named: the command keeps running in the container or
+# jail after berth -9; gc kills it there, the environment is kept
+named_orphan ()
+{
+  local be=$1 name=$2; shift 2
+  new_marker
+  start_bg "$@" exec -b "$be" -e "$name" -- "echo part; $SLEEP"
+  if wait_for marker_running; then
+    kill_bg
+    sleep 0.5
+    check "$be named: after berth -9 its command still runs" marker_running
+    run "$@" gc
+    like "$stdout" "*killed the orphaned command of $name ($be)*" "$be named: gc kills the orphaned command"
+    check "$be named: ... where it runs" marker_gone
+    run "$@" exec -e "$name" -- 'echo kept'
+    is "$rc:$stdout" "0:kept" "$be named: ... and the environment works"
+  else
+    kill_bg
+    not_ok "$be named: the command did not start ($(cat "$TEST_TMP/bg.err"))"
+  fi
+  "$BERTH" "$@" rm "$name" >/dev/null 2>&1
+}
+if "$BERTH" backends 2>/dev/null | grep -q '^docker ' && docker image inspect berth-test:latest >/dev/null 2>&1; then
+  named_orphan docker gd --config "$TEST_TMP/docker.yaml"
+else
+  skip_case "docker named after berth -9" "no docker backend or no berth-test:latest"
+fi
+if backend_ready bwrap; then
+  named_orphan bwrap gb
+else
+  skip_case "bwrap named after berth -9" "the bwrap backend is not ready here"
+fi
+
 # ssh, named: the master outlives berth -9, and so does the remote
 # command; gc kills it through the master
 SSHD_ENV=${BERTH_SSHD_DIR:-/tmp/berth-sshd}/env
