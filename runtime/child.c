@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -46,62 +47,72 @@ child_dup (int src, int target)
   return dup2 (src, target) < 0 ? -1 : 0;
 }
 
-/* posix_spawn cannot set a parent-death signal: fork, and in the child
-   (async-signal-safe calls only) set it, check the parent did not die
-   before that (getppid), take a new session, default signals, the fds,
-   then exec.  An exec failure comes back as its errno over a CLOEXEC
-   pipe, like posix_spawn's.  */
+/* What the child of spawn_die_with_parent needs, and its exec error.  */
+typedef struct pdeath_args
+{
+  const char *const *argv, *const *envp;
+  int src[4];
+  pid_t parent;
+  int err;
+} pdeath_args;
+
+/* In the vfork child: async-signal-safe calls only, nothing returns.  */
+static void __attribute__ ((noreturn))
+pdeath_child (pdeath_args *a)
+{
+  struct sigaction dfl = { .sa_handler = SIG_DFL };
+  sigset_t none;
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != a->parent)
+    {
+      a->err = ESRCH; /* the parent is gone already */
+      _exit (127);
+    }
+  setsid ();
+  for (int sig = 1; sig < NSIG; sig++)
+    sigaction (sig, &dfl, NULL);
+  /* sources out of the way of the targets first (CLOEXEC copies) */
+  for (int i = 0; i < 4; i++)
+    if (a->src[i] >= 0 && a->src[i] != i && (a->src[i] = fcntl (a->src[i], F_DUPFD_CLOEXEC, 10)) < 0)
+      goto fail;
+  for (int i = 0; i < 4; i++)
+    if (a->src[i] >= 0 && child_dup (a->src[i], i) < 0)
+      goto fail;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  execvpe (a->argv[0], (char *const *) a->argv, (char *const *) a->envp);
+fail:
+  a->err = errno ? errno : ENOEXEC;
+  _exit (127);
+}
+
+/* posix_spawn cannot set a parent-death signal: the same steps by hand,
+   in a vfork child (no copy of the caller's memory, as posix_spawn):
+   every signal blocked around it so no handler of ours runs in the
+   child, the parent-death signal set and the parent checked (getppid)
+   before anything else, a new session, default signals, the fds, exec.
+   An exec failure comes back in A.err, like posix_spawn's.  */
 static int
 spawn_die_with_parent (const char *const *argv, const char *const *envp, int fd0, int fd1, int fd2, int fd3, pid_t *ret_pid)
 {
-  int rep[2], src[4] = { fd0, fd1, fd2, fd3 }, err = 0;
-  pid_t parent = getpid (), pid;
-  ssize_t n;
+  pdeath_args a = { .argv = argv, .envp = envp, .src = { fd0, fd1, fd2, fd3 }, .parent = getpid () };
+  sigset_t all, old;
+  pid_t pid;
+  int err;
 
-  if (pipe2 (rep, O_CLOEXEC) < 0)
-    return errno;
-  pid = fork ();
-  if (pid < 0)
-    {
-      err = errno;
-      close (rep[0]);
-      close (rep[1]);
-      return err;
-    }
+  sigfillset (&all);
+  pthread_sigmask (SIG_SETMASK, &all, &old);
+  pid = vfork ();
   if (pid == 0)
-    {
-      struct sigaction dfl = { .sa_handler = SIG_DFL };
-      sigset_t none;
-      if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != parent)
-        _exit (127);
-      setsid ();
-      for (int sig = 1; sig < NSIG; sig++)
-        sigaction (sig, &dfl, NULL);
-      sigemptyset (&none);
-      sigprocmask (SIG_SETMASK, &none, NULL);
-      /* sources out of the way of the targets first (CLOEXEC copies) */
-      for (int i = 0; i < 4; i++)
-        if (src[i] >= 0 && src[i] != i)
-          src[i] = fcntl (src[i], F_DUPFD_CLOEXEC, 10);
-      for (int i = 0; i < 4; i++)
-        if (src[i] >= 0 && child_dup (src[i], i) < 0)
-          goto fail;
-      execvpe (argv[0], (char *const *) argv, (char *const *) envp);
-    fail:
-      err = errno;
-      if (write (rep[1], &err, sizeof err) < 0)
-        _exit (127);
-      _exit (127);
-    }
-  close (rep[1]);
-  while ((n = read (rep[0], &err, sizeof err)) < 0 && errno == EINTR)
-    ;
-  close (rep[0]);
-  if (n == (ssize_t) sizeof err)
+    pdeath_child (&a);
+  err = pid < 0 ? errno : 0;
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  if (pid < 0)
+    return err;
+  if (a.err != 0)
     {
       while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
         ;
-      return err ? err : ENOEXEC;
+      return a.err;
     }
   *ret_pid = pid;
   return 0;
