@@ -256,6 +256,10 @@ berth_env_lock (berth_env *env, berth_error **reterr)
         return 0;
       close (env->lock_fd);
       env->lock_fd = -1;
+      /* the runtime directory went with it */
+      int r = env->runtime_dir ? berth_mkdir_p (env->runtime_dir, 0700) : 0;
+      if (r < 0)
+        return berth_error_errno (reterr, -r, "cannot create %s", env->runtime_dir);
     }
 }
 
