@@ -133,6 +133,7 @@ typedef struct env_opts
 {
   const char *backend, *name, *cwd, *image, *user;
   bool json, no_interactive;
+  double setup_timeout; /* an explicit -t S: opening may take that long */
 } env_opts;
 
 /* Open the environment of EO.  -C becomes the initial cwd of a new
@@ -151,6 +152,8 @@ open_env (berth_ctx *ctx, const env_opts *eo, int *ret_exit, const char **ret_cw
   spec.name = eo->name;
   spec.image = eo->image;
   spec.cwd = eo->cwd;
+  /* -t bounds every phase: creating or starting the environment too */
+  spec.setup_timeout = eo->setup_timeout;
   if (eo->cwd && eo->cwd[0] != '/' && eo->cwd[0] != '~')
     {
       /* Others resolve it against the environment's cwd, which starts as
@@ -261,6 +264,7 @@ parse_env_opts (int argc, char **argv, const char *usage, env_opts *eo, double *
               return -1;
             }
           *timeout = v == 0 ? BERTH_TIMEOUT_NONE : v;
+          eo->setup_timeout = v;
           break;
         }
       case OPT_IMAGE: eo->image = optarg; break;

@@ -35,6 +35,7 @@ struct docker_client
   char *ca, *cert, *key;
   CURL *easy; /* the request lane, reused (keeps its connection) */
   long timeout_ms;
+  uint64_t deadline_ms; /* CLOCK_MONOTONIC bound of the caller's call, 0: none */
   bool negotiated;
   char api[16];
   char *server_version;
@@ -64,6 +65,35 @@ now_ms (void)
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* TIMEOUT_MS (0: none) capped by what is left of the caller's deadline;
+   -1 when it has passed.  */
+static long
+bounded_ms (const docker_client *c, long timeout_ms)
+{
+  uint64_t now;
+  long left;
+  if (c->deadline_ms == 0)
+    return timeout_ms;
+  now = now_ms ();
+  if (now >= c->deadline_ms)
+    return -1;
+  left = (long) (c->deadline_ms - now);
+  return timeout_ms <= 0 || left < timeout_ms ? left : timeout_ms;
+}
+
+static int
+deadline_error (const docker_client *c, berth_error **reterr)
+{
+  return berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "the Docker engine at %s did not answer before the timeout: is it overloaded or hung? (check with docker info)",
+                          c->display ? c->display : "?");
+}
+
+void
+docker_client_set_deadline (docker_client *c, uint64_t deadline_usec)
+{
+  c->deadline_ms = deadline_usec / 1000;
 }
 
 static char *
@@ -435,8 +465,11 @@ do_request_h (docker_client *c, const char *method, const char *url, const char 
   sink s = { .h = h, .max = max, .fn = fn, .userdata = userdata };
   struct curl_slist *hdrs = NULL;
 
+  timeout_ms = bounded_ms (c, timeout_ms);
+  if (timeout_ms < 0)
+    return deadline_error (c, reterr);
   curl_easy_reset (h);
-  set_conn_opts (c, h, timeout_ms < 5000 ? timeout_ms : 5000);
+  set_conn_opts (c, h, timeout_ms > 0 && timeout_ms < 5000 ? timeout_ms : 5000);
   curl_easy_setopt (h, CURLOPT_URL, url);
   curl_easy_setopt (h, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt (h, CURLOPT_WRITEFUNCTION, sink_write);
@@ -727,6 +760,9 @@ docker_client_ping (docker_client *c, long timeout_ms, char **ret_reason)
     return BERTH_PROBE_UNAVAILABLE;
   CURL *h = c->easy;
   sink s = { .h = h, .max = 4096 };
+  timeout_ms = bounded_ms (c, timeout_ms);
+  if (timeout_ms < 0)
+    timeout_ms = 1;
   curl_easy_reset (h);
   set_conn_opts (c, h, timeout_ms);
   curl_easy_setopt (h, CURLOPT_URL, url);
@@ -918,8 +954,14 @@ docker_hijack_start (docker_client *c, const char *path, const char *body, docke
       docker_hijack_free (hj);
       return berth_error_set (reterr, -ENOMEM, "out of memory");
     }
-  uint64_t deadline = now_ms () + (uint64_t)c->timeout_ms;
-  set_conn_opts (c, hj->h, 10000);
+  long bound = bounded_ms (c, c->timeout_ms);
+  if (bound < 0)
+    {
+      docker_hijack_free (hj);
+      return deadline_error (c, reterr);
+    }
+  uint64_t deadline = now_ms () + (uint64_t)bound;
+  set_conn_opts (c, hj->h, bound < 10000 ? bound : 10000);
   curl_easy_setopt (hj->h, CURLOPT_URL, url);
   curl_easy_setopt (hj->h, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt (hj->h, CURLOPT_CONNECT_ONLY, 1L);

@@ -32,6 +32,9 @@ const char *docker_client_docker_host (const docker_client *c);
 const char *docker_client_socket (const docker_client *c);
 /* Set the timeout of plain requests (milliseconds, default 120 s).  */
 void docker_client_set_timeout (docker_client *c, long ms);
+/* Bound every request, stream and pull by DEADLINE_USEC (CLOCK_MONOTONIC,
+   0: none): berth_env_deadline_usec of the call in progress.  */
+void docker_client_set_deadline (docker_client *c, uint64_t deadline_usec);
 
 /* A cheap readiness check: connect + GET /_ping within TIMEOUT_MS.
    Returns 0, or BERTH_PROBE_NEEDS_SETUP / _UNAVAILABLE with a one-line

@@ -30,6 +30,8 @@ docker_env_data_get (berth_env *env, docker_env_data **ret, berth_error **reterr
   docker_env_data *d = berth_env_get_data (env);
   if (d)
     {
+      /* every call into the engine ends by the caller's deadline */
+      docker_client_set_deadline (d->client, berth_env_deadline_usec (env));
       *ret = d;
       return 0;
     }
@@ -42,6 +44,7 @@ docker_env_data_get (berth_env *env, docker_env_data **ret, berth_error **reterr
       free (d);
       return r;
     }
+  docker_client_set_deadline (d->client, berth_env_deadline_usec (env));
   d->exec_env = docker_forward_env (berth_env_config (env));
   if (!d->exec_env)
     {

@@ -126,7 +126,30 @@ struct berth_env
   int lock_fd;
   bool created, cleaned, recreated;
   bool image_unrecorded; /* spec->image given to an environment recorded without one */
+  uint64_t deadline_usec; /* CLOCK_MONOTONIC bound of the call in progress, 0: none */
 };
+
+/* Bound ENV's backend calls by DEADLINE (0: none) until the guard goes
+   out of scope, then restore the bound before it (a kill inside an
+   execute):  `_cleanup_ (berth_env_deadline_endp) berth_env *g =
+   berth_env_deadline_begin (env, deadline);`.  */
+typedef struct berth_env_bound
+{
+  berth_env *env;
+  uint64_t saved;
+} berth_env_bound;
+static inline berth_env_bound
+berth_env_deadline_begin (berth_env *env, uint64_t deadline_usec)
+{
+  berth_env_bound b = { env, env->deadline_usec };
+  env->deadline_usec = deadline_usec;
+  return b;
+}
+static inline void
+berth_env_deadline_endp (berth_env_bound *b)
+{
+  b->env->deadline_usec = b->saved;
+}
 
 /* fdproc.c: berth_proc_spawn with EXTRA_FD as the child's fd 3.  */
 /* FLAGS: BERTH_SPAWN_* of child.h.  */

@@ -481,6 +481,9 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
   if (r < 0)
     return r;
   BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
+  /* The setup bound holds until open returns (error paths free ENV).  */
+  double setup = BERTH_HAS_FIELD (spec, berth_env_spec, setup_timeout) ? spec->setup_timeout : 0;
+  env->deadline_usec = setup > 0 && setup <= BERTH_TIMEOUT_MAX ? berth_now_usec () + (uint64_t) (setup * 1e6) : 0;
   if ((r = berth_env_lock (env, reterr)) < 0)
     {
       env_free (env);
@@ -509,6 +512,8 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
          the state and runtime directories with the lock.  */
       if (env->name == NULL || !existed)
         {
+          /* past the setup bound, the cleanup still gets a short one */
+          env->deadline_usec = berth_now_usec () + 2000000;
           if (env->provider->ops->cleanup)
             env->provider->ops->cleanup (env, true, NULL);
           env->cleaned = true;
@@ -546,6 +551,7 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
       return r;
     }
   berth_env_unlock (env);
+  env->deadline_usec = 0;
   *ret = env;
   return 0;
 }
@@ -856,6 +862,7 @@ BERTH_EXPORT const char *berth_env_image (const berth_env *env) { return env->im
 BERTH_EXPORT const char *berth_env_task_id (const berth_env *env) { return env->task_id; }
 BERTH_EXPORT const char *berth_env_id (const berth_env *env) { return env->id; }
 BERTH_EXPORT const char *berth_env_state_dir (const berth_env *env) { return env->state_dir; }
+BERTH_EXPORT uint64_t berth_env_deadline_usec (const berth_env *env) { return env->deadline_usec; }
 BERTH_EXPORT const char *berth_env_runtime_dir (const berth_env *env) { return env->runtime_dir; }
 BERTH_EXPORT void berth_env_set_data (berth_env *env, void *data) { env->data = data; }
 BERTH_EXPORT void *berth_env_get_data (const berth_env *env) { return env->data; }

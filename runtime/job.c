@@ -159,6 +159,9 @@ berth_job_run_script (berth_env *env, const char *script, double timeout, int *r
   berth_job job;
   const char *inner[] = { "bash", "-c", script, NULL };
   uint64_t deadline = berth_now_usec () + (uint64_t) (timeout * 1e6);
+  /* The script (a kill, after a command's deadline passed) has its own
+     bound; the caller's comes back after it.  */
+  _cleanup_ (berth_env_deadline_endp) berth_env_bound bound = berth_env_deadline_begin (env, deadline);
   int r = berth_job_transport (env, &prefix, &flags, reterr);
   if (r < 0)
     return r;

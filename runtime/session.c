@@ -158,6 +158,10 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
      (a state that cannot be written fails the command's save).  */
   berth_env_record_owner (env, "running", job_token, NULL);
 
+  /* Every backend call of this execute -- the transport's setup too --
+     ends by the command's deadline.  */
+  _cleanup_ (berth_env_deadline_endp) berth_env_bound bound
+    = berth_env_deadline_begin (env, timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : 0);
   r = berth_job_transport (env, &prefix, &flags, reterr);
   if (r < 0)
     return r;
@@ -241,6 +245,10 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
     berth_ctx_log (env->ctx, BERTH_LOG_WARNING, "session", "reading the command's stdin failed: %s", strerror (feed.read_error));
   berth_feed_free (&feed);
   berth_buf_free (&in);
+  /* Past the loop, the wrap-up (the exit status, a kill) gets a short
+     bound of its own, however close the command came to its deadline.  */
+  if (env->deadline_usec)
+    env->deadline_usec = berth_now_usec () + (uint64_t) KILL_TIMEOUT_S * 1000000u;
 
   if (killed)
     {

@@ -357,6 +357,43 @@ else
     eval '! pgrep -f -- "/tmp/berth-faults-dockerd\\." >/dev/null && marker_gone'
 fi
 
+# ------------------------------------------------------ docker: hung engine
+# An engine that accepts connections and never answers (a fake on a socket
+# of ours): -t bounds every phase, setup included (issue 11.16: 120 s).
+if ! command -v python3 >/dev/null || ! "$BERTH" backends 2>/dev/null | grep -q '^docker '; then
+  skip_case "docker: a hung engine" "needs python3 and the docker backend"
+else
+  HUNG=$TEST_TMP/hung.sock
+  python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64)
+held, t = [], time.time()
+s.settimeout(1)
+while time.time() - t < 90:
+    try:
+        held.append(s.accept()[0])
+    except socket.timeout:
+        pass
+' "$HUNG" </dev/null >/dev/null 2>&1 &
+  HUNG_PID=$!
+  wait_for test -S "$HUNG"
+  printf 'terminal:\n  backend: docker\n  docker_image: berth-test:latest\n' >"$TEST_TMP/hung.yaml"
+  for mode in throw-away named; do
+    args=()
+    [ "$mode" = named ] && args=(-e hung)
+    t0=$(date +%s%N)
+    out=$(DOCKER_HOST=unix://$HUNG "$BERTH" --config "$TEST_TMP/hung.yaml" exec "${args[@]}" -t 3 -- true 2>&1 </dev/null)
+    rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    is "$rc" 125 "docker, $mode: a hung engine is a berth error (125)"
+    check "docker, $mode: -t 3 bounds the setup too (took ${ms} ms, at most 3 s + 2 s for the cleanup)" test "$ms" -lt 6500
+    check "docker, $mode: one line that names the engine" eval '[[ "$out" == *"Docker engine at unix://$HUNG"* ]] && one_line "$out"'
+  done
+  check "docker: the failed creation of 'hung' left no environment" test ! -e "$XDG_STATE_HOME/berth/envs/hung"
+  kill "$HUNG_PID" 2>/dev/null
+  wait "$HUNG_PID" 2>/dev/null
+fi
+
 # ---------------------------------------------------------------- state
 # A full or read-only $XDG_STATE_HOME: an error, after the output.
 if [ "$(id -u)" != 0 ]; then

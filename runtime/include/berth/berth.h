@@ -169,6 +169,9 @@ typedef struct berth_env_spec
   const char *cwd;     /* NULL: terminal.cwd or the backend's default */
   const char *image;   /* NULL: the backend's configured image */
   const char *task_id; /* optional, for labels */
+  /* Seconds that opening (creating, starting, pulling...) may take;
+     0: no bound.  Backends give up by then with an error.  */
+  double setup_timeout;
 } berth_env_spec;
 #define BERTH_ENV_SPEC_INIT { .size = sizeof (berth_env_spec) }
 

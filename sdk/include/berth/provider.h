@@ -248,6 +248,13 @@ BERTH_EXPORT char *berth_helper_path (const char *name);
    what is wrong and what to do.  */
 BERTH_EXPORT int berth_private_dir (const char *path, berth_error **reterr);
 
+/* The CLOCK_MONOTONIC time (microseconds) by which the call in progress on
+   ENV must end -- the setup bound while it is opened, the command's
+   deadline during execute -- or 0 for none.  A backend gives every
+   request to its runtime (an HTTP call, a helper, a connection) no more
+   than what is left, and fails with an error when it runs out.  */
+BERTH_EXPORT uint64_t berth_env_deadline_usec (const berth_env *env);
+
 /* Run a short host command to completion (no shell): capture up to
    MAX bytes of merged output (NUL-terminated, caller frees), exit status
    in *ret_status; killed after TIMEOUT seconds (-ETIMEDOUT).  ENVP NULL
