@@ -38,7 +38,7 @@ berth_job_start (berth_env *env, char **prefix, const char *const *inner, bool h
   *job = (berth_job){ .proc = { .size = sizeof job->proc, .fd = -1, .stdin_fd = -1 } };
   if (ops->start)
     {
-      berth_start_req req = { .size = sizeof req, .argv = inner, .has_stdin = has_stdin, .extra_fd = extra_fd, .deadline_usec = deadline_usec };
+      berth_start_req req = { .size = sizeof req, .argv = inner, .has_stdin = has_stdin, .extra_fd = extra_fd, .deadline_usec = deadline_usec, .flags = berth_strv_length (inner) == 3 && strcmp (inner[0], "bash") == 0 && strcmp (inner[1], "-c") == 0 ? BERTH_START_SHELL_SCRIPT : 0 };
       int r = ops->start (env, &req, &job->proc, reterr);
       if (r < 0)
         return r;

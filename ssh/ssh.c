@@ -16,9 +16,10 @@
  *    the helper quotes the words that follow so they arrive unchanged.
  *  - sshd runs every command as `$SHELL -c STRING`.  When the remote login
  *    shell is bash (asked once per master, kept next to the socket),
- *    start() sends execute's `bash -c SCRIPT` as SCRIPT itself: the same
- *    bash semantics (Debian's bash sources ~/.bashrc for ssh commands in
- *    both cases), one bash start fewer per command.  Any other login
+ *    start() sends the runtime's `bash -c SCRIPT` (the request says so
+ *    with BERTH_START_SHELL_SCRIPT) as SCRIPT itself: the same bash
+ *    semantics (Debian's bash sources ~/.bashrc for ssh commands in both
+ *    cases), one bash start fewer per command.  Any other login
  *    shell, or terminal.ssh_direct_bash: false, keeps the quoted words.
  *  - cleanup() leaves a named environment's master for the next `berth
  *    exec -e NAME`, and otherwise sends `-O exit` to this environment's
@@ -903,9 +904,11 @@ ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_er
   if ((r = ensure_master (env, e, BERTH_HAS_FIELD (req, berth_start_req, deadline_usec) ? req->deadline_usec : 0, reterr)) < 0)
     return r;
   bool other_user = user && *user && strcmp (user, e->user) != 0;
-  if (e->direct_bash && !other_user && nargs == 3 && strcmp (req->argv[0], "bash") == 0 && strcmp (req->argv[1], "-c") == 0)
+  bool script = BERTH_HAS_FIELD (req, berth_start_req, flags) && (req->flags & BERTH_START_SHELL_SCRIPT) && nargs == 3;
+  if (e->direct_bash && !other_user && script)
     {
-      /* the remote login shell is bash: it runs the script itself */
+      /* the runtime's `bash -c SCRIPT`, and the remote login shell is
+         bash: it runs the script itself */
       joined = strdup (req->argv[2]);
       if (joined == NULL)
         return berth_error_errno (reterr, ENOMEM, "out of memory");

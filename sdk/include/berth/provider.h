@@ -94,6 +94,16 @@ BERTH_EXPORT int berth_proc_from_fds (const berth_fdproc_spec *spec, berth_proc 
    berth_proc.  Writes to its stdin never raise SIGPIPE.  */
 BERTH_EXPORT int berth_proc_spawn (const char *const *argv, const char *const *envp, bool has_stdin, berth_proc *ret, berth_error **reterr);
 
+/* berth_start_req flags */
+enum
+{
+  /* ARGV is the runtime's own wrapper, exactly {"bash", "-c", SCRIPT}
+     (execute's bootstrap, a kill script): any bash may run SCRIPT, so a
+     transport whose remote login shell is bash may send SCRIPT to it as
+     is instead of a second `bash -c`.  Never set for a caller's argv.  */
+  BERTH_START_SHELL_SCRIPT = 1u << 0,
+};
+
 typedef struct berth_start_req
 {
   size_t size;
@@ -108,6 +118,9 @@ typedef struct berth_start_req
      by it and fails rather than overrun (an older runtime's request has
      no such field: BERTH_HAS_FIELD (req, berth_start_req, deadline_usec)).  */
   uint64_t deadline_usec;
+  /* BERTH_START_* (an older runtime's request has no such field:
+     BERTH_HAS_FIELD (req, berth_start_req, flags)).  */
+  uint32_t flags;
 } berth_start_req;
 
 /* ---- the provider ---- */
