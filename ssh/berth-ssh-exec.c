@@ -43,7 +43,7 @@ main (int argc, char **argv)
 
   if (sep + 1 < argc)
     {
-      int r = berth_ssh_join_words ((const char *const *) argv + sep + 1, (size_t) (argc - sep - 1), &joined);
+      int r = ssh_join_words ((const char *const *) argv + sep + 1, (size_t) (argc - sep - 1), &joined);
       if (r < 0)
         {
           fprintf (stderr, "berth-ssh-exec: cannot quote the command: %s\n", strerror (-r));

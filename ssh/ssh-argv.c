@@ -43,7 +43,7 @@ reason (char **ret, const char *fmt, ...)
 }
 
 int
-berth_ssh_settings_check (const berth_ssh_settings *s, char **ret_reason)
+ssh_settings_check (const ssh_settings *s, char **ret_reason)
 {
   bool no_host = s->host == NULL || *s->host == '\0';
   bool no_user = s->user == NULL || *s->user == '\0';
@@ -67,7 +67,7 @@ berth_ssh_settings_check (const berth_ssh_settings *s, char **ret_reason)
       if (*o == '-' || eq == NULL || eq == o || strchr (o, '\n'))
         return reason (ret_reason, "terminal.ssh_options: '%s' is not an ssh option of the form Key=Value", o);
     }
-  if (s->control_path == NULL || strlen (s->control_path) > BERTH_SSH_CONTROL_PATH_MAX)
+  if (s->control_path == NULL || strlen (s->control_path) > SSH_CONTROL_PATH_MAX)
     return reason (ret_reason, "the ssh control socket path is too long");
   return 0;
 }
@@ -147,7 +147,7 @@ push_control_path (argv_t *a, const char *path)
 }
 
 void
-berth_ssh_argv_free (char **argv)
+ssh_argv_free (char **argv)
 {
   for (size_t i = 0; argv && argv[i]; i++)
     free (argv[i]);
@@ -155,28 +155,28 @@ berth_ssh_argv_free (char **argv)
 }
 
 int
-berth_ssh_build_argv (const berth_ssh_settings *s, int mode, bool no_stdin, const char *control_cmd, char ***ret)
+ssh_build_argv (const ssh_settings *s, int mode, bool no_stdin, const char *control_cmd, char ***ret)
 {
   argv_t a = { 0 };
 
   push (&a, s->ssh ? s->ssh : "ssh");
   switch (mode)
     {
-    case BERTH_SSH_ARGV_CLIENT:
+    case SSH_ARGV_CLIENT:
       push (&a, "-T");
       if (no_stdin)
         push (&a, "-n");
       push_control_path (&a, s->control_path);
       push (&a, "-oControlMaster=no");
       break;
-    case BERTH_SSH_ARGV_MASTER:
+    case SSH_ARGV_MASTER:
       push (&a, "-M");
       push (&a, "-N");
       push (&a, "-f");
       push_control_path (&a, s->control_path);
       pushi (&a, "-oControlPersist=", s->control_persist > 0 ? s->control_persist : 1);
       break;
-    case BERTH_SSH_ARGV_CONTROL:
+    case SSH_ARGV_CONTROL:
       push (&a, "-O");
       push (&a, control_cmd ? control_cmd : "check");
       push_control_path (&a, s->control_path);
@@ -213,7 +213,7 @@ berth_ssh_build_argv (const berth_ssh_settings *s, int mode, bool no_stdin, cons
   push (&a, s->host);
   if (a.err)
     {
-      berth_ssh_argv_free (a.v);
+      ssh_argv_free (a.v);
       return a.err;
     }
   *ret = a.v;
@@ -231,12 +231,12 @@ path_is_plain (const char *p)
 }
 
 int
-berth_ssh_control_path (const char *runtime_dir, uid_t uid, char **ret_path, char **ret_dir)
+ssh_control_path (const char *runtime_dir, uid_t uid, char **ret_path, char **ret_dir)
 {
   char *path = NULL, *dir = NULL;
   size_t n = strlen (runtime_dir);
 
-  if (n > 0 && runtime_dir[0] == '/' && n + 3 <= BERTH_SSH_CONTROL_PATH_MAX && path_is_plain (runtime_dir))
+  if (n > 0 && runtime_dir[0] == '/' && n + 3 <= SSH_CONTROL_PATH_MAX && path_is_plain (runtime_dir))
     {
       path = malloc (n + 4);
       dir = strdup (runtime_dir);

@@ -148,7 +148,7 @@ read_msg (int fd, unsigned char *buf, size_t keep, size_t *ret_len, int64_t dead
 }
 
 /* Connect and send hello + one request (TYPE, request id); read the
-   master's hello.  Returns the fd, BERTH_SSH_MUX_ABSENT, or -errno.  */
+   master's hello.  Returns the fd, SSH_MUX_ABSENT, or -errno.  */
 static int
 mux_request (const char *path, uint32_t type, uint32_t reqid, int64_t deadline)
 {
@@ -183,7 +183,7 @@ mux_request (const char *path, uint32_t type, uint32_t reqid, int64_t deadline)
         {
           close (fd);
           if (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTSOCK)
-            return BERTH_SSH_MUX_ABSENT;
+            return SSH_MUX_ABSENT;
           return r;
         }
     }
@@ -208,12 +208,12 @@ mux_request (const char *path, uint32_t type, uint32_t reqid, int64_t deadline)
 fail:
   close (fd);
   if (r == -EPIPE || r == -ECONNRESET)
-    return BERTH_SSH_MUX_ABSENT; /* a master going away */
+    return SSH_MUX_ABSENT; /* a master going away */
   return r;
 }
 
 int
-berth_ssh_mux_check (const char *path, int timeout_ms, pid_t *ret_pid)
+ssh_mux_check (const char *path, int timeout_ms, pid_t *ret_pid)
 {
   int64_t deadline = now_ms () + (timeout_ms > 0 ? timeout_ms : 1);
   uint32_t reqid = (uint32_t) getpid ();
@@ -231,16 +231,16 @@ berth_ssh_mux_check (const char *path, int timeout_ms, pid_t *ret_pid)
     {
       if (ret_pid)
         *ret_pid = (pid_t) get_u32 (in + 8);
-      r = BERTH_SSH_MUX_ALIVE;
+      r = SSH_MUX_ALIVE;
     }
   else if (r == -EPIPE || r == -ECONNRESET)
-    r = BERTH_SSH_MUX_ABSENT;
+    r = SSH_MUX_ABSENT;
   close (fd);
   return r;
 }
 
 int
-berth_ssh_mux_terminate (const char *path, int timeout_ms)
+ssh_mux_terminate (const char *path, int timeout_ms)
 {
   int64_t deadline = now_ms () + (timeout_ms > 0 ? timeout_ms : 1);
   uint32_t reqid = (uint32_t) getpid () ^ 0x5a5a5a5au;

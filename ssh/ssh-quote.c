@@ -22,7 +22,7 @@ append (char **out, size_t *out_len, const char *s, size_t len)
 }
 
 int
-berth_ssh_quote_append (char **out, size_t *out_len, const char *s, size_t len)
+ssh_quote_append (char **out, size_t *out_len, const char *s, size_t len)
 {
   int r;
 
@@ -54,7 +54,7 @@ berth_ssh_quote_append (char **out, size_t *out_len, const char *s, size_t len)
 }
 
 int
-berth_ssh_join_words (const char *const *words, size_t n, char **ret)
+ssh_join_words (const char *const *words, size_t n, char **ret)
 {
   char *out = NULL;
   size_t out_len = 0;
@@ -65,7 +65,7 @@ berth_ssh_join_words (const char *const *words, size_t n, char **ret)
       if (i > 0)
         r = append (&out, &out_len, " ", 1);
       if (r >= 0)
-        r = berth_ssh_quote_append (&out, &out_len, words[i], strlen (words[i]));
+        r = ssh_quote_append (&out, &out_len, words[i], strlen (words[i]));
     }
   if (r < 0)
     {

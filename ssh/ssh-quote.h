@@ -4,8 +4,8 @@
    again, so every word is single-quoted before it is handed to ssh.
    Self-contained (no libberth): linked into the backend, the
    berth-ssh-exec helper and the unit tests.  */
-#ifndef BERTH_SSH_QUOTE_H
-#define BERTH_SSH_QUOTE_H
+#ifndef SSH_QUOTE_H
+#define SSH_QUOTE_H
 
 #include <stddef.h>
 
@@ -14,10 +14,10 @@
    (POSIX shells and fish read both the same way).
    -EINVAL when S holds a NUL byte (a shell word cannot carry it),
    -ENOMEM.  */
-int berth_ssh_quote_append (char **out, size_t *out_len, const char *s, size_t len);
+int ssh_quote_append (char **out, size_t *out_len, const char *s, size_t len);
 
 /* Quote each of the N words and join them with single spaces into a
    malloc'd string in *RET.  An empty word becomes ''.  */
-int berth_ssh_join_words (const char *const *words, size_t n, char **ret);
+int ssh_join_words (const char *const *words, size_t n, char **ret);
 
 #endif

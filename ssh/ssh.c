@@ -40,40 +40,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <berth/provider.h>
-#include "ssh-argv.h"
+#include "ssh-private.h"
 #include "ssh-mux.h"
 #include "ssh-quote.h"
-
-#define SSH_DEFAULT_CONNECT_TIMEOUT 10
-#define SSH_DEFAULT_PERSIST_NAMED 600
-#define SSH_DEFAULT_PERSIST_THROWAWAY 300
-#define SSH_MUX_CHECK_MS 2000 /* a master answers in well under 1 ms */
-#define SSH_MUX_RECHECK_MS 500
-#define SSH_CAPTURE_MAX 16384
-#define SSH_PROBE_MS 2000 /* a round trip over a master that is marked stalled */
-
-typedef struct ssh_env
-{
-  char *ssh; /* absolute path of the client */
-  char *helper;
-  char *host, *user, *key;
-  char **options;
-  int port;
-  int connect_timeout;
-  int control_persist;
-  char *control_path;
-  char *control_dir;
-  char *lock_path;
-  char *pid_path;
-  char *dest_path; /* the settings the running master was started with */
-  char *identity;
-  char *shell_path; /* what the remote login shell is: "bash" or "other" */
-  char *stall_path; /* exists: a command over the master got no byte back */
-  bool direct_bash; /* run `bash -c X` as X in the remote login bash */
-  bool allow_direct;
-  bool persistent;
-} ssh_env;
 
 static void
 ssh_env_free (void *data)
@@ -96,46 +65,6 @@ ssh_env_free (void *data)
   free (e->shell_path);
   free (e->stall_path);
   free (e);
-}
-
-static berth_ssh_settings
-settings_of (const ssh_env *e)
-{
-  return (berth_ssh_settings){
-    .ssh = e->ssh,
-    .host = e->host,
-    .user = e->user,
-    .key = e->key,
-    .port = e->port,
-    .options = (const char *const *) e->options,
-    .connect_timeout = e->connect_timeout,
-    .control_persist = e->control_persist,
-    .control_path = e->control_path,
-  };
-}
-
-/* ---- deadlines ---- */
-
-static uint64_t
-mono_usec (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
-/* WANT milliseconds, or what is left before DEADLINE (monotonic usec, 0
-   none) when that is less; 0 when nothing is left.  */
-static int
-bounded_ms (uint64_t deadline, int want)
-{
-  uint64_t now;
-  if (deadline == 0)
-    return want;
-  now = mono_usec ();
-  if (now >= deadline)
-    return 0;
-  return (deadline - now) / 1000 < (uint64_t) want ? (int) ((deadline - now) / 1000) : want;
 }
 
 /* ---- configuration ---- */
@@ -215,442 +144,6 @@ read_settings (const berth_config *cfg, ssh_env *e, berth_error **reterr)
   return 0;
 }
 
-/* ---- the master ---- */
-
-/* Merged ssh output reduced to its last meaningful line.  */
-static char *
-last_line (const char *out)
-{
-  const char *best = NULL;
-  size_t best_len = 0;
-  for (const char *p = out ? out : ""; *p;)
-    {
-      size_t n = strcspn (p, "\r\n");
-      if (n > 0)
-        {
-          best = p;
-          best_len = n;
-        }
-      p += n;
-      p += strspn (p, "\r\n");
-    }
-  return best ? strndup (best, best_len) : strdup ("ssh gave no reason");
-}
-
-static char *
-destination (const ssh_env *e)
-{
-  char buf[512];
-  if (e->port > 0)
-    snprintf (buf, sizeof buf, "%s@%s port %d", e->user, e->host, e->port);
-  else
-    snprintf (buf, sizeof buf, "%s@%s", e->user, e->host);
-  return strdup (buf);
-}
-
-/* The master's pid recorded at establishment, if that process is still
-   an ssh master for our control path (so a recycled pid is never hit).  */
-static pid_t
-recorded_master (const char *control_path, const char *pid_path)
-{
-  char buf[64], cmd[8192], want[512];
-  FILE *f;
-  pid_t pid;
-  ssize_t got;
-  size_t n;
-  int fd = open (pid_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return 0;
-  got = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (got <= 0)
-    return 0;
-  buf[got] = '\0';
-  pid = (pid_t) strtol (buf, NULL, 10);
-  if (pid <= 1)
-    return 0;
-  snprintf (want, sizeof want, "-oControlPath=%s", control_path);
-  snprintf (buf, sizeof buf, "/proc/%d/cmdline", (int) pid);
-  f = fopen (buf, "re");
-  if (f == NULL)
-    return 0;
-  n = fread (cmd, 1, sizeof cmd - 1, f);
-  fclose (f);
-  for (size_t i = 0; i < n;)
-    {
-      if (strcmp (cmd + i, want) == 0)
-        return pid;
-      i += strnlen (cmd + i, n - i) + 1;
-    }
-  return 0;
-}
-
-static void
-record_master (const ssh_env *e, pid_t pid)
-{
-  char buf[32];
-  int fd, n = snprintf (buf, sizeof buf, "%d\n", (int) pid);
-  fd = open (e->pid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return;
-  if (write (fd, buf, (size_t) n) != n)
-    unlink (e->pid_path);
-  close (fd);
-}
-
-static const char *
-mux_state_name (int state)
-{
-  return state == BERTH_SSH_MUX_ALIVE ? "alive" : state == BERTH_SSH_MUX_ABSENT ? "absent" : strerror (-state);
-}
-
-/* Stop this environment's master (what `ssh -O exit` does, without a
-   fork), and SIGKILL one that does not answer.  */
-static void
-stop_master (berth_env *env, const char *control_path, const char *pid_path, int state)
-{
-  berth_logf (env, BERTH_LOG_DEBUG, "master on %s (%s): stopping it", control_path, mux_state_name (state));
-  if (state == BERTH_SSH_MUX_ALIVE && berth_ssh_mux_terminate (control_path, 2000) >= 0)
-    state = BERTH_SSH_MUX_ABSENT;
-  if (state != BERTH_SSH_MUX_ABSENT)
-    {
-      pid_t pid = recorded_master (control_path, pid_path);
-      if (pid > 0)
-        {
-          berth_logf (env, BERTH_LOG_INFO, "ssh: killing the unresponsive master %d", (int) pid);
-          kill (pid, SIGKILL);
-        }
-    }
-  unlink (control_path);
-  unlink (pid_path);
-  char stall[PATH_MAX];
-  if (snprintf (stall, sizeof stall, "%s.stall", control_path) < (int) sizeof stall)
-    unlink (stall);
-}
-
-/* Everything that decides where the master connects: a named
-   environment whose configuration changed gets a new master.  */
-static char *
-identity_of (const ssh_env *e)
-{
-  char *id = NULL, *opts = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream (&opts, &len);
-  if (f == NULL)
-    return NULL;
-  for (size_t i = 0; e->options && e->options[i]; i++)
-    fprintf (f, "%s\n", e->options[i]);
-  fclose (f);
-  if (asprintf (&id, "user=%s\nhost=%s\nport=%d\nkey=%s\ntimeout=%d\n%s", e->user, e->host, e->port, e->key ? e->key : "",
-                e->connect_timeout, opts ? opts : "") < 0)
-    id = NULL;
-  free (opts);
-  return id;
-}
-
-static bool
-identity_matches (const ssh_env *e)
-{
-  char buf[8192];
-  ssize_t n;
-  int fd = open (e->dest_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return false;
-  n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n < 0)
-    return false;
-  buf[n] = '\0';
-  return e->identity && strcmp (buf, e->identity) == 0;
-}
-
-static void
-record_identity (const ssh_env *e)
-{
-  int fd;
-  if (e->identity == NULL)
-    return;
-  fd = open (e->dest_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return;
-  if (write (fd, e->identity, strlen (e->identity)) != (ssize_t) strlen (e->identity))
-    unlink (e->dest_path);
-  close (fd);
-}
-
-static int
-lock_master (const ssh_env *e)
-{
-  int fd = open (e->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return -errno;
-  while (flock (fd, LOCK_EX) < 0)
-    if (errno != EINTR)
-      {
-        int r = -errno;
-        close (fd);
-        return r;
-      }
-  return fd;
-}
-
-/* The recorded answer; false when none.  */
-static bool
-read_shell (const char *path, bool *ret_bash)
-{
-  char buf[16] = "";
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  ssize_t n;
-  if (fd < 0)
-    return false;
-  n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return false;
-  buf[n] = '\0';
-  *ret_bash = strcmp (buf, "bash\n") == 0;
-  return true;
-}
-
-static void
-write_shell (const char *path, bool bash)
-{
-  const char *v = bash ? "bash\n" : "other\n";
-  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return;
-  if (write (fd, v, strlen (v)) < 0)
-    unlink (path);
-  close (fd);
-}
-
-/* Is the remote login shell bash?  sshd runs every command as
-   `$SHELL -c STRING`: when that shell is bash, execute's `bash -c SCRIPT`
-   can be sent as SCRIPT itself, saving a second bash on every command.
-   One round trip over the master, when a master is started; the answer
-   is kept next to the socket.  Any other shell (sh, zsh, fish, csh)
-   answers differently or fails, and keeps the nested `bash -c`.  */
-static void
-detect_shell (berth_env *env, ssh_env *e, uint64_t deadline)
-{
-  berth_ssh_settings s = settings_of (e);
-  char **argv = NULL, *out = NULL;
-  int status = -1;
-  bool bash = false, answered = false;
-  char cache[128] = "";
-  struct stat st;
-
-  e->direct_bash = false;
-  if (!e->allow_direct)
-    return;
-  /* the answer for this destination, shared by environments for a day
-     (a throw-away environment would otherwise pay a round trip) */
-  if (e->identity)
-    {
-      uint64_t h = 0xcbf29ce484222325ull;
-      char dir[64];
-      for (const unsigned char *p = (const unsigned char *) e->identity; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
-      snprintf (dir, sizeof dir, "/tmp/berth-ssh-%lu", (unsigned long) geteuid ());
-      if (berth_private_dir (dir, NULL) == 0)
-        snprintf (cache, sizeof cache, "%s/shell-%016llx", dir, (unsigned long long) h);
-    }
-  if (*cache && lstat (cache, &st) == 0 && S_ISREG (st.st_mode) && st.st_uid == geteuid () && time (NULL) - st.st_mtime < 86400)
-    if (read_shell (cache, &bash))
-      goto record;
-  if (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, true, NULL, &argv) == 0 && berth_strv_push (&argv, "--") == 0
-      && berth_strv_push (&argv, "echo \"berth-shell:${BASH_VERSION-none}\"") == 0
-      && bounded_ms (deadline, 1) > 0
-      && berth_run_capture ((const char *const *) argv, NULL, NULL, bounded_ms (deadline, (e->connect_timeout + 10) * 1000) / 1000.0, SSH_CAPTURE_MAX, &out,
-                            &status, NULL) == 0
-      && status == 0)
-    {
-      answered = true;
-      for (const char *p = out; p && (p = strstr (p, "berth-shell:")) != NULL; p++)
-        if ((p == out || p[-1] == '\n') && p[12] >= '0' && p[12] <= '9')
-          bash = true;
-    }
-  berth_strv_free (argv);
-  free (out);
-  berth_logf (env, BERTH_LOG_DEBUG, "the remote login shell is %s", bash ? "bash" : "not bash");
-  if (*cache && answered)
-    write_shell (cache, bash);
-record:
-  e->direct_bash = bash;
-  write_shell (e->shell_path, bash);
-}
-
-
-static bool
-stall_marked (const ssh_env *e)
-{
-  return e->stall_path && access (e->stall_path, F_OK) == 0;
-}
-
-/* Does the host answer over the master?  One `true` through it, within
-   MS milliseconds.  */
-static bool
-remote_answers (const ssh_env *e, int ms)
-{
-  berth_ssh_settings s = settings_of (e);
-  char **argv = NULL, *out = NULL;
-  int status = -1;
-  bool ok = ms > 0 && berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, true, NULL, &argv) == 0 && berth_strv_push (&argv, "--") == 0
-            && berth_strv_push (&argv, "true") == 0
-            && berth_run_capture ((const char *const *) argv, NULL, NULL, ms / 1000.0, SSH_CAPTURE_MAX, &out, &status, NULL) == 0 && status == 0;
-  berth_strv_free (argv);
-  free (out);
-  return ok;
-}
-
-/* Make sure this environment's master answers; start one when it does
-   not (serialized by a lock file, so concurrent berth processes on one
-   named environment start one master).  A master that accepts but does
-   not answer twice (2 s, then 3 s) is wedged: killed and replaced.  So
-   is one that answers locally while the host behind it stopped answering
-   (packets dropped): a command that got no byte back leaves a stall
-   mark, and the next use first asks the host over the master.  Every
-   step is bounded by DEADLINE (monotonic usec, 0 none): a host that does
-   not answer is an error in time, never a wait.  */
-static int
-ensure_master (berth_env *env, ssh_env *e, uint64_t deadline, berth_error **reterr)
-{
-  berth_ssh_settings s = settings_of (e);
-  char **argv = NULL;
-  char *out = NULL, *why = NULL, *dest = NULL;
-  int state, status = -1, lockfd, r, ms;
-  bool unanswered = false;
-  pid_t pid = 0;
-
-  state = berth_ssh_mux_check (e->control_path, bounded_ms (deadline, SSH_MUX_CHECK_MS), &pid);
-  berth_logf (env, BERTH_LOG_DEBUG, "master check on %s: %s (pid %d)", e->control_path, mux_state_name (state), (int) pid);
-  if (state == BERTH_SSH_MUX_ALIVE && !stall_marked (e))
-    return 0;
-
-  lockfd = lock_master (e);
-  if (lockfd < 0)
-    return berth_error_errno (reterr, -lockfd, "ssh: cannot lock %s", e->lock_path);
-  /* someone else may have started it while we waited; a slow answer
-     gets a second, longer chance before the master counts as wedged */
-  state = berth_ssh_mux_check (e->control_path, bounded_ms (deadline, state == BERTH_SSH_MUX_ABSENT ? SSH_MUX_RECHECK_MS : 3000), &pid);
-  if (state == BERTH_SSH_MUX_ALIVE && !stall_marked (e))
-    {
-      close (lockfd);
-      return 0;
-    }
-  dest = destination (e);
-  if (state == BERTH_SSH_MUX_ALIVE)
-    {
-      ms = bounded_ms (deadline, SSH_PROBE_MS);
-      if (remote_answers (e, ms))
-        {
-          unlink (e->stall_path);
-          close (lockfd);
-          free (dest);
-          return 0;
-        }
-      unanswered = true;
-      berth_logf (env, BERTH_LOG_DEBUG, "ssh: %s does not answer over the connection master (no reply within %.1fs); replacing the master", dest, ms / 1000.0);
-    }
-  else if (state != BERTH_SSH_MUX_ABSENT)
-    berth_logf (env, BERTH_LOG_WARNING, "ssh: the connection master at %s does not answer (%s); starting a new one",
-                e->control_path, strerror (-state));
-  stop_master (env, e->control_path, e->pid_path, state);
-
-  /* the connection, bounded by the deadline */
-  ms = bounded_ms (deadline, (e->connect_timeout + 20) * 1000);
-  if (deadline && ms < 100)
-    {
-      r = berth_error_set (reterr, BERTH_E_BACKEND, unanswered ? "ssh: %s stopped answering, and no time is left to reconnect: check the network and that the host is up"
-                                                               : "ssh: no time left to connect to %s", dest);
-      goto out;
-    }
-  if (ms < (e->connect_timeout + 20) * 1000)
-    s.connect_timeout = ms / 1000 < e->connect_timeout ? (ms / 1000 > 0 ? ms / 1000 : 1) : e->connect_timeout;
-  r = berth_ssh_build_argv (&s, BERTH_SSH_ARGV_MASTER, false, NULL, &argv);
-  if (r < 0)
-    {
-      r = berth_error_errno (reterr, -r, "out of memory");
-      goto out;
-    }
-  r = berth_run_capture ((const char *const *) argv, NULL, NULL, ms / 1000.0, SSH_CAPTURE_MAX, &out, &status, NULL);
-  berth_strv_free (argv);
-  berth_logf (env, BERTH_LOG_DEBUG, "master start for %s: %s (status %d)", dest, r < 0 ? strerror (-r) : status == 0 ? "up" : "failed", status);
-  if (unanswered && (r == -ETIMEDOUT || (r == 0 && status != 0)))
-    {
-      if (r == 0)
-        why = last_line (out);
-      else if (asprintf (&why, "timed out after %.0fs", ms / 1000.0) < 0)
-        why = NULL;
-      r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: %s stopped answering (nothing came back over its connection, and a new one failed: %s): "
-                           "check the network and that the host is up", dest, why ? why : "unknown error");
-    }
-  else if (r == -ETIMEDOUT)
-    r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: connecting to %s timed out after %.0fs (check terminal.ssh_host/ssh_port and the network)",
-                         dest, ms / 1000.0);
-  else if (r < 0)
-    r = berth_error_errno (reterr, -r, "ssh: cannot run %s", e->ssh);
-  else if (status != 0)
-    {
-      why = last_line (out);
-      char port[32] = "";
-      if (e->port > 0)
-        snprintf (port, sizeof port, " -p %d", e->port);
-      r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: cannot connect to %s: %s (check that `ssh -o BatchMode=yes%s%s%s -l %s %s true` works)",
-                           dest, why ? why : "unknown error", e->key ? " -i " : "", e->key ? e->key : "", port, e->user, e->host);
-    }
-  else
-    {
-      state = berth_ssh_mux_check (e->control_path, SSH_MUX_CHECK_MS, &pid);
-      if (state == BERTH_SSH_MUX_ALIVE)
-        {
-          record_master (e, pid);
-          record_identity (e);
-          detect_shell (env, e, deadline);
-          berth_logf (env, BERTH_LOG_DEBUG, "master %d for %s on %s", (int) pid, dest, e->control_path);
-          r = 0;
-        }
-      else
-        r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: the connection master for %s did not come up on %s (%s)", dest,
-                             e->control_path, state < 0 ? strerror (-state) : "no socket");
-    }
-out:
-  free (out);
-  free (why);
-  free (dest);
-  close (lockfd);
-  return r;
-}
-
-
-/* The control socket, its directory, lock and pid files: derived from the
-   runtime directory alone, so `berth rm` finds them without create().  */
-static int
-env_paths (const char *rt, char **ret_path, char **ret_dir, char **ret_lock, char **ret_pid)
-{
-  char *path = NULL, *dir = NULL, *lock = NULL, *pid = NULL;
-  int r = berth_ssh_control_path (rt, geteuid (), &path, &dir);
-  if (r < 0)
-    return r;
-  if (asprintf (&lock, "%s.lock", path) < 0)
-    lock = NULL;
-  if (asprintf (&pid, "%s.pid", path) < 0)
-    pid = NULL;
-  if (lock == NULL || pid == NULL)
-    {
-      free (path);
-      free (dir);
-      free (lock);
-      free (pid);
-      return -ENOMEM;
-    }
-  *ret_path = path;
-  *ret_dir = dir;
-  *ret_lock = lock;
-  *ret_pid = pid;
-  return 0;
-}
-
 /* ---- ops ---- */
 
 static int
@@ -659,12 +152,12 @@ ssh_create (berth_env *env, berth_error **reterr)
   const berth_config *cfg = berth_env_config (env);
   const char *rt = berth_env_runtime_dir (env);
   char *reason = NULL;
-  berth_ssh_settings s;
+  ssh_settings s;
   ssh_env *e;
   int r;
 
   if (berth_env_get_data (env))
-    return ensure_master (env, berth_env_get_data (env), 0, reterr);
+    return ssh_ensure_master (env, berth_env_get_data (env), 0, reterr);
 
   e = calloc (1, sizeof *e);
   if (e == NULL)
@@ -685,7 +178,7 @@ ssh_create (berth_env *env, berth_error **reterr)
       r = berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment has no runtime directory");
       goto fail;
     }
-  if ((r = env_paths (rt, &e->control_path, &e->control_dir, &e->lock_path, &e->pid_path)) < 0)
+  if ((r = ssh_env_paths (rt, &e->control_path, &e->control_dir, &e->lock_path, &e->pid_path)) < 0)
     {
       r = berth_error_errno (reterr, -r, "out of memory");
       goto fail;
@@ -693,7 +186,7 @@ ssh_create (berth_env *env, berth_error **reterr)
   if (strcmp (e->control_dir, rt) != 0 && (r = berth_private_dir (e->control_dir, reterr)) < 0)
     goto fail;
   s = settings_of (e);
-  if (berth_ssh_settings_check (&s, &reason) < 0)
+  if (ssh_settings_check (&s, &reason) < 0)
     {
       r = berth_error_set (reterr, BERTH_E_CONFIG, "%s", reason ? reason : "invalid ssh settings");
       free (reason);
@@ -718,28 +211,28 @@ ssh_create (berth_env *env, berth_error **reterr)
       goto fail;
     }
   e->allow_direct = berth_config_bool (cfg, "terminal.ssh_direct_bash", true);
-  e->identity = identity_of (e);
-  if (!identity_matches (e))
+  e->identity = ssh_identity_of (e);
+  if (!ssh_identity_matches (e))
     {
       /* a master from other settings (or none): never reuse it */
-      int state = berth_ssh_mux_check (e->control_path, SSH_MUX_RECHECK_MS, NULL);
-      if (state != BERTH_SSH_MUX_ABSENT)
+      int state = ssh_mux_check (e->control_path, SSH_MUX_RECHECK_MS, NULL);
+      if (state != SSH_MUX_ABSENT)
         {
           berth_logf (env, BERTH_LOG_INFO, "ssh: the ssh settings changed; replacing the connection master");
-          stop_master (env, e->control_path, e->pid_path, state);
+          ssh_stop_master (env, e->control_path, e->pid_path, state);
         }
     }
   /* A named environment connected before with these settings: its
      master is checked (and replaced) by the command that uses it, within
      that command's deadline.  Otherwise connect now: a host that cannot
      be reached is an error of the creation.  */
-  bool known = e->persistent && identity_matches (e) && read_shell (e->shell_path, &e->direct_bash);
-  if (!known && (r = ensure_master (env, e, 0, reterr)) < 0)
+  bool known = e->persistent && ssh_identity_matches (e) && ssh_read_shell (e->shell_path, &e->direct_bash);
+  if (!known && (r = ssh_ensure_master (env, e, 0, reterr)) < 0)
     goto fail;
   if (!e->allow_direct)
     e->direct_bash = false;
-  else if (!read_shell (e->shell_path, &e->direct_bash))
-    detect_shell (env, e, 0); /* a master started before this was recorded */
+  else if (!ssh_read_shell (e->shell_path, &e->direct_bash))
+    ssh_detect_shell (env, e, 0); /* a master started before this was recorded */
   berth_env_set_data (env, e);
   return 0;
 
@@ -752,7 +245,7 @@ static int
 ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
 {
   ssh_env *e = berth_env_get_data (env);
-  berth_ssh_settings s;
+  ssh_settings s;
   char **ssh = NULL, **argv = NULL;
   int r;
 
@@ -761,10 +254,10 @@ ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret
   if (e->helper == NULL || access (e->helper, X_OK) < 0)
     return berth_error_set (reterr, BERTH_E_UNAVAILABLE, "ssh: the helper %s is missing: reinstall berth (or set BERTH_LIBEXECDIR)",
                             e->helper ? e->helper : "berth-ssh-exec");
-  if ((r = ensure_master (env, e, 0, reterr)) < 0)
+  if ((r = ssh_ensure_master (env, e, 0, reterr)) < 0)
     return r;
   s = settings_of (e);
-  if ((r = berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, !interactive, NULL, &ssh)) < 0)
+  if ((r = ssh_build_argv (&s, SSH_ARGV_CLIENT, !interactive, NULL, &ssh)) < 0)
     return berth_error_errno (reterr, -r, "out of memory");
   argv = berth_strv_new (e->helper, NULL);
   for (size_t i = 0; argv && ssh[i]; i++)
@@ -780,7 +273,7 @@ ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret
         if (berth_strv_push (&argv, sudo[i]) < 0)
           argv = berth_strv_free (argv);
     }
-  berth_ssh_argv_free (ssh);
+  ssh_argv_free (ssh);
   if (argv == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
   *ret_argv = argv;
@@ -846,7 +339,7 @@ ssh_proc_wait (void *proc, int *ret_status, berth_error **reterr)
     return r;
   /* ssh exits 255 for its own failures and for a remote command killed
      by a signal: the master, still there or gone, tells them apart.  */
-  if (berth_ssh_mux_check (p->control_path, SSH_MUX_CHECK_MS, NULL) == BERTH_SSH_MUX_ALIVE)
+  if (ssh_mux_check (p->control_path, SSH_MUX_CHECK_MS, NULL) == SSH_MUX_ALIVE)
     return 0;
   return berth_error_set (reterr, BERTH_E_BACKEND, "ssh: the connection to %s was lost while the command ran (its connection master is gone)", p->dest);
 }
@@ -892,7 +385,7 @@ ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_er
   const char *user = BERTH_HAS_FIELD (req, berth_start_req, user) ? req->user : NULL;
   const char *sudo[] = { "sudo", "-n", "-H", "-u", user, "--" };
   const char **words = NULL;
-  berth_ssh_settings s;
+  ssh_settings s;
   char **argv = NULL, *joined = NULL;
   size_t n = 0, nargs = berth_strv_length (req->argv);
   int r;
@@ -901,7 +394,7 @@ ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_er
     return berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment was not created");
   if (nargs == 0)
     return berth_error_set (reterr, EINVAL, "ssh: nothing to run");
-  if ((r = ensure_master (env, e, BERTH_HAS_FIELD (req, berth_start_req, deadline_usec) ? req->deadline_usec : 0, reterr)) < 0)
+  if ((r = ssh_ensure_master (env, e, BERTH_HAS_FIELD (req, berth_start_req, deadline_usec) ? req->deadline_usec : 0, reterr)) < 0)
     return r;
   bool other_user = user && *user && strcmp (user, e->user) != 0;
   bool script = BERTH_HAS_FIELD (req, berth_start_req, flags) && (req->flags & BERTH_START_SHELL_SCRIPT) && nargs == 3;
@@ -923,13 +416,13 @@ ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_er
           words[n++] = sudo[i];
       for (size_t i = 0; i < nargs; i++)
         words[n++] = req->argv[i];
-      r = berth_ssh_join_words (words, n, &joined);
+      r = ssh_join_words (words, n, &joined);
       free (words);
       if (r < 0)
         return berth_error_errno (reterr, -r, "ssh: cannot quote the command");
     }
   s = settings_of (e);
-  r = berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, !req->has_stdin, NULL, &argv);
+  r = ssh_build_argv (&s, SSH_ARGV_CLIENT, !req->has_stdin, NULL, &argv);
   if (r == 0 && (berth_strv_push (&argv, "--") < 0 || berth_strv_push (&argv, joined) < 0))
     r = -ENOMEM;
   free (joined);
@@ -939,7 +432,7 @@ ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_er
       return berth_error_errno (reterr, -r, "out of memory");
     }
   ssh_proc *p = calloc (1, sizeof *p);
-  if (p == NULL || (p->control_path = strdup (e->control_path)) == NULL || (p->dest = destination (e)) == NULL
+  if (p == NULL || (p->control_path = strdup (e->control_path)) == NULL || (p->dest = ssh_destination (e)) == NULL
       || (p->stall_path = strdup (e->stall_path)) == NULL)
     {
       berth_strv_free (argv);
@@ -973,12 +466,12 @@ ssh_cleanup (berth_env *env, bool remove, berth_error **reterr)
       lock = strdup (e->lock_path);
       pidf = strdup (e->pid_path);
     }
-  else if (rt == NULL || env_paths (rt, &path, &dir, &lock, &pidf) < 0)
+  else if (rt == NULL || ssh_env_paths (rt, &path, &dir, &lock, &pidf) < 0)
     return 0; /* `berth rm` of something never created: nothing there */
   if (path && lock && pidf)
     {
-      state = berth_ssh_mux_check (path, 1000, NULL);
-      stop_master (env, path, pidf, state);
+      state = ssh_mux_check (path, 1000, NULL);
+      ssh_stop_master (env, path, pidf, state);
       unlink (lock);
       if (asprintf (&dest, "%s.dest", path) >= 0)
         unlink (dest);
@@ -1024,7 +517,7 @@ ssh_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
   char *ssh = find_ssh (), *helper = berth_helper_path ("berth-ssh-exec");
   char *reason = NULL, *out = NULL;
   berth_error *err = NULL;
-  berth_ssh_settings s;
+  ssh_settings s;
   char **argv = NULL;
   int status = -1;
   bool ok;
@@ -1041,7 +534,7 @@ ssh_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
   e.ssh = ssh;
   e.control_path = (char *) "/tmp/x"; /* not used by DIRECT */
   s = settings_of (&e);
-  if (berth_ssh_settings_check (&s, &reason) < 0)
+  if (ssh_settings_check (&s, &reason) < 0)
     {
       fn (userdata, "configuration", false, reason, "berth config set terminal.ssh_host HOST; berth config set terminal.ssh_user USER");
       goto out;
@@ -1051,14 +544,14 @@ ssh_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
     fn (userdata, "key file", access (e.key, R_OK) == 0 || e.key[0] == '~', e.key, "check terminal.ssh_key");
   if (ssh == NULL)
     goto out;
-  if (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_DIRECT, true, NULL, &argv) == 0 && berth_strv_push (&argv, "--") == 0
+  if (ssh_build_argv (&s, SSH_ARGV_DIRECT, true, NULL, &argv) == 0 && berth_strv_push (&argv, "--") == 0
       && berth_strv_push (&argv, "true") == 0
       && berth_run_capture ((const char *const *) argv, NULL, NULL, e.connect_timeout + 20.0, SSH_CAPTURE_MAX, &out, &status, NULL) == 0
       && status == 0)
     fn (userdata, "connection", true, e.host, NULL);
   else
     {
-      char *why = last_line (out);
+      char *why = ssh_last_line (out);
       fn (userdata, "connection", false, why, "check that `ssh -p PORT USER@HOST true` works without a prompt (BatchMode)");
       free (why);
     }
@@ -1108,7 +601,7 @@ ssh_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr)
       snprintf (path, sizeof path, "%s/%s", dir, de->d_name);
       if (lstat (path, &st) < 0 || !S_ISSOCK (st.st_mode) || st.st_uid != geteuid ())
         continue;
-      if (berth_ssh_mux_check (path, 500, NULL) != BERTH_SSH_MUX_ABSENT)
+      if (ssh_mux_check (path, 500, NULL) != SSH_MUX_ABSENT)
         continue;
       if (unlink (path) == 0)
         removed++;

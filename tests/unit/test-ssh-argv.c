@@ -26,7 +26,7 @@ quote (const char *s)
 {
   char *out = NULL;
   size_t len = 0;
-  assert_int_equal (berth_ssh_quote_append (&out, &len, s, strlen (s)), 0);
+  assert_int_equal (ssh_quote_append (&out, &len, s, strlen (s)), 0);
   assert_int_equal (strlen (out), len);
   return out;
 }
@@ -70,7 +70,7 @@ test_quote_rejects_nul (void **state)
 {
   char *out = NULL;
   size_t len = 0;
-  assert_int_equal (berth_ssh_quote_append (&out, &len, "a\0b", 3), -EINVAL);
+  assert_int_equal (ssh_quote_append (&out, &len, "a\0b", 3), -EINVAL);
   assert_null (out);
   assert_int_equal (len, 0);
 }
@@ -80,10 +80,10 @@ test_join (void **state)
 {
   const char *w[] = { "bash", "-c", "echo \"$1\"", "x y", "" };
   char *j = NULL;
-  assert_int_equal (berth_ssh_join_words (w, 5, &j), 0);
+  assert_int_equal (ssh_join_words (w, 5, &j), 0);
   assert_string_equal (j, "'bash' '-c' 'echo \"$1\"' 'x y' ''");
   free (j);
-  assert_int_equal (berth_ssh_join_words (w, 0, &j), 0);
+  assert_int_equal (ssh_join_words (w, 0, &j), 0);
   assert_string_equal (j, "");
   free (j);
 }
@@ -138,7 +138,7 @@ check_roundtrip (const char *shell, const char *const *words, size_t n)
 {
   char *joined = NULL, *out;
   size_t len, off = 0;
-  assert_int_equal (berth_ssh_join_words (words, n, &joined), 0);
+  assert_int_equal (ssh_join_words (words, n, &joined), 0);
   out = run_printf (shell, joined, &len);
   for (size_t i = 0; i < n; i++)
     {
@@ -194,11 +194,11 @@ test_roundtrip_random (void **state)
 
 /* ---- settings and argv ---- */
 
-static berth_ssh_settings
+static ssh_settings
 good (void)
 {
   static const char *opts[] = { "UserKnownHostsFile=/tmp/kh", NULL };
-  return (berth_ssh_settings){
+  return (ssh_settings){
     .ssh = "/usr/bin/ssh",
     .host = "example.org",
     .user = "alice",
@@ -212,10 +212,10 @@ good (void)
 }
 
 static void
-expect_invalid (const berth_ssh_settings *s, const char *needle)
+expect_invalid (const ssh_settings *s, const char *needle)
 {
   char *why = NULL;
-  assert_int_equal (berth_ssh_settings_check (s, &why), -EINVAL);
+  assert_int_equal (ssh_settings_check (s, &why), -EINVAL);
   assert_non_null (why);
   if (strstr (why, needle) == NULL)
     fail_msg ("'%s' does not mention '%s'", why, needle);
@@ -225,12 +225,12 @@ expect_invalid (const berth_ssh_settings *s, const char *needle)
 static void
 test_settings_check (void **state)
 {
-  berth_ssh_settings s = good ();
+  ssh_settings s = good ();
   const char *bad_opt[] = { "-oProxyCommand=x", NULL };
   const char *no_eq[] = { "Compression", NULL };
   char *why = NULL;
 
-  assert_int_equal (berth_ssh_settings_check (&s, &why), 0);
+  assert_int_equal (ssh_settings_check (&s, &why), 0);
   assert_null (why);
 
   s = good ();
@@ -290,9 +290,9 @@ count (char **argv)
 static void
 test_argv_client (void **state)
 {
-  berth_ssh_settings s = good ();
+  ssh_settings s = good ();
   char **a = NULL;
-  assert_int_equal (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, false, NULL, &a), 0);
+  assert_int_equal (ssh_build_argv (&s, SSH_ARGV_CLIENT, false, NULL, &a), 0);
   assert_string_equal (a[0], "/usr/bin/ssh");
   assert_true (index_of (a, "-T") > 0);
   assert_int_equal (index_of (a, "-n"), -1);
@@ -311,30 +311,30 @@ test_argv_client (void **state)
   assert_string_equal (a[count (a) - 1], "example.org");
   /* the helper splits on the first "--": never in ssh's own argv */
   assert_int_equal (index_of (a, "--"), -1);
-  berth_ssh_argv_free (a);
+  ssh_argv_free (a);
 
-  assert_int_equal (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, true, NULL, &a), 0);
+  assert_int_equal (ssh_build_argv (&s, SSH_ARGV_CLIENT, true, NULL, &a), 0);
   assert_true (index_of (a, "-n") > 0);
-  berth_ssh_argv_free (a);
+  ssh_argv_free (a);
 
   /* optional keys absent: no -p, no -i */
   s.port = 0;
   s.key = NULL;
   s.options = NULL;
-  assert_int_equal (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CLIENT, false, NULL, &a), 0);
+  assert_int_equal (ssh_build_argv (&s, SSH_ARGV_CLIENT, false, NULL, &a), 0);
   assert_int_equal (index_of (a, "-p"), -1);
   assert_int_equal (index_of (a, "-i"), -1);
   assert_int_equal (index_of (a, "-oIdentitiesOnly=yes"), -1);
-  berth_ssh_argv_free (a);
+  ssh_argv_free (a);
 }
 
 static void
 test_argv_master_and_control (void **state)
 {
-  berth_ssh_settings s = good ();
+  ssh_settings s = good ();
   char **a = NULL;
   s.control_path = "/tmp/odd%h/cm";
-  assert_int_equal (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_MASTER, false, NULL, &a), 0);
+  assert_int_equal (ssh_build_argv (&s, SSH_ARGV_MASTER, false, NULL, &a), 0);
   assert_true (index_of (a, "-M") > 0);
   assert_true (index_of (a, "-N") > 0);
   assert_true (index_of (a, "-f") > 0);
@@ -342,16 +342,16 @@ test_argv_master_and_control (void **state)
   assert_true (index_of (a, "-oControlPath=/tmp/odd%%h/cm") > 0); /* literal, not a %-token */
   assert_int_equal (index_of (a, "-oControlMaster=no"), -1);
   assert_string_equal (a[count (a) - 1], "example.org");
-  berth_ssh_argv_free (a);
+  ssh_argv_free (a);
 
-  assert_int_equal (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_CONTROL, false, "exit", &a), 0);
+  assert_int_equal (ssh_build_argv (&s, SSH_ARGV_CONTROL, false, "exit", &a), 0);
   assert_string_equal (a[index_of (a, "-O") + 1], "exit");
   assert_string_equal (a[count (a) - 1], "example.org");
-  berth_ssh_argv_free (a);
+  ssh_argv_free (a);
 
-  assert_int_equal (berth_ssh_build_argv (&s, BERTH_SSH_ARGV_DIRECT, true, NULL, &a), 0);
+  assert_int_equal (ssh_build_argv (&s, SSH_ARGV_DIRECT, true, NULL, &a), 0);
   assert_true (index_of (a, "-oControlPath=none") > 0);
-  berth_ssh_argv_free (a);
+  ssh_argv_free (a);
 }
 
 static void
@@ -360,23 +360,23 @@ test_control_path (void **state)
   char *p = NULL, *d = NULL, *p2 = NULL, *d2 = NULL;
   const char *longdir = "/home/someone-with-a-long-name/.local/state/xdg-runtime/berth/env-0123456789abcdef0123456789";
 
-  assert_int_equal (berth_ssh_control_path ("/run/user/1000/berth/e1", 1000, &p, &d), 0);
+  assert_int_equal (ssh_control_path ("/run/user/1000/berth/e1", 1000, &p, &d), 0);
   assert_string_equal (p, "/run/user/1000/berth/e1/cm");
   assert_string_equal (d, "/run/user/1000/berth/e1");
   free (p);
   free (d);
 
-  assert_int_equal (berth_ssh_control_path (longdir, 1000, &p, &d), 0);
+  assert_int_equal (ssh_control_path (longdir, 1000, &p, &d), 0);
   assert_string_equal (d, "/tmp/berth-ssh-1000");
   assert_int_equal (strncmp (p, "/tmp/berth-ssh-1000/", 20), 0);
   assert_int_equal (strlen (p), 20 + 16);
   /* ssh binds PATH.<16 random> first: within macOS' 104-byte sun_path */
   assert_true (strlen (p) + 17 <= 103);
-  assert_int_equal (berth_ssh_control_path (longdir, 1000, &p2, &d2), 0);
+  assert_int_equal (ssh_control_path (longdir, 1000, &p2, &d2), 0);
   assert_string_equal (p, p2); /* stable: a named environment finds its master again */
   free (p2);
   free (d2);
-  assert_int_equal (berth_ssh_control_path ("/home/someone-with-a-long-name/.local/state/xdg-runtime/berth/env-0123456789abcdef0123456788", 1000, &p2, &d2), 0);
+  assert_int_equal (ssh_control_path ("/home/someone-with-a-long-name/.local/state/xdg-runtime/berth/env-0123456789abcdef0123456788", 1000, &p2, &d2), 0);
   assert_string_not_equal (p, p2); /* siblings never share a master */
   free (p);
   free (d);
@@ -384,7 +384,7 @@ test_control_path (void **state)
   free (d2);
 
   /* characters ssh's config parser or %-expansion would mangle */
-  assert_int_equal (berth_ssh_control_path ("/tmp/with space", 0, &p, &d), 0);
+  assert_int_equal (ssh_control_path ("/tmp/with space", 0, &p, &d), 0);
   assert_string_equal (d, "/tmp/berth-ssh-0");
   free (p);
   free (d);

@@ -172,7 +172,7 @@ static void
 test_absent (void **state)
 {
   pid_t pid = 1;
-  assert_int_equal (berth_ssh_mux_check (path, 1000, &pid), BERTH_SSH_MUX_ABSENT);
+  assert_int_equal (ssh_mux_check (path, 1000, &pid), SSH_MUX_ABSENT);
   assert_int_equal (pid, 1); /* untouched */
 }
 
@@ -182,7 +182,7 @@ test_stale_socket (void **state)
   /* a socket file nobody listens on: what a killed master leaves */
   int fd = listen_at (path);
   close (fd);
-  assert_int_equal (berth_ssh_mux_check (path, 1000, NULL), BERTH_SSH_MUX_ABSENT);
+  assert_int_equal (ssh_mux_check (path, 1000, NULL), SSH_MUX_ABSENT);
 }
 
 static void
@@ -191,14 +191,14 @@ test_not_a_socket (void **state)
   FILE *f = fopen (path, "w");
   assert_non_null (f);
   fclose (f);
-  assert_int_equal (berth_ssh_mux_check (path, 1000, NULL), BERTH_SSH_MUX_ABSENT);
+  assert_int_equal (ssh_mux_check (path, 1000, NULL), SSH_MUX_ABSENT);
 }
 
 static void
 test_alive (void **state)
 {
   pid_t child = fake_master (FAKE_GOOD), pid = 0;
-  assert_int_equal (berth_ssh_mux_check (path, 2000, &pid), BERTH_SSH_MUX_ALIVE);
+  assert_int_equal (ssh_mux_check (path, 2000, &pid), SSH_MUX_ALIVE);
   assert_int_equal (pid, 4242);
   assert_int_equal (reap (child, false), 0);
 }
@@ -207,7 +207,7 @@ static void
 test_alive_hello_extensions (void **state)
 {
   pid_t child = fake_master (FAKE_HELLO_EXT), pid = 0;
-  assert_int_equal (berth_ssh_mux_check (path, 2000, &pid), BERTH_SSH_MUX_ALIVE);
+  assert_int_equal (ssh_mux_check (path, 2000, &pid), SSH_MUX_ALIVE);
   assert_int_equal (pid, 4242);
   assert_int_equal (reap (child, false), 0);
 }
@@ -218,7 +218,7 @@ test_wedged (void **state)
   pid_t child = fake_master (FAKE_SILENT);
   struct timespec a, b;
   clock_gettime (CLOCK_MONOTONIC, &a);
-  assert_int_equal (berth_ssh_mux_check (path, 300, NULL), -ETIMEDOUT);
+  assert_int_equal (ssh_mux_check (path, 300, NULL), -ETIMEDOUT);
   clock_gettime (CLOCK_MONOTONIC, &b);
   long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
   assert_true (ms >= 250 && ms < 2000);
@@ -229,7 +229,7 @@ static void
 test_garbage (void **state)
 {
   pid_t child = fake_master (FAKE_GARBAGE);
-  int r = berth_ssh_mux_check (path, 1000, NULL);
+  int r = ssh_mux_check (path, 1000, NULL);
   assert_true (r == -EPROTO);
   reap (child, true);
 }
@@ -241,7 +241,7 @@ test_path_too_long (void **state)
   memset (p, 'a', sizeof p - 1);
   p[0] = '/';
   p[sizeof p - 1] = '\0';
-  assert_int_equal (berth_ssh_mux_check (p, 100, NULL), -ENAMETOOLONG);
+  assert_int_equal (ssh_mux_check (p, 100, NULL), -ENAMETOOLONG);
 }
 
 int
