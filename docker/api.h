@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* api.h: HTTP to the Docker Engine (libcurl stays inside api.c).
+/* api.h: HTTP to the Docker Engine (libcurl stays inside api.c and hijack.c).
    DOCKER_HOST: unix://PATH (default /var/run/docker.sock) or tcp://H:P,
    TLS when DOCKER_TLS_VERIFY or DOCKER_TLS is set (certificates from
    DOCKER_CERT_PATH, default ~/.docker).  The API version is negotiated
