@@ -2,7 +2,9 @@
 /* conf-ctx.c: the configuration services that need the context: edits of
    the user file checked against the backends that exist, warnings about
    unknown keys (a provider's own keys are not unknown), `config list`.
-   The tree, the schema and the editing stay in config.c.  */
+   The tree is conf-tree.c, the schema conf-schema.c, the editing
+   conf-edit.c; this file is the only one of them that knows berth_ctx
+   (the unit test and the fuzzers build the others without it).  */
 #include "config.h"
 
 #include <string.h>

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* config.h: the configuration tree (libyaml stays inside config.c).
-   Lookup services for providers are declared in <berth/provider.h>.  */
+/* conf.h: the configuration module's interface to the rest of libberth.
+   Lookup services for providers are declared in <berth/provider.h>; the
+   node and what runtime/conf-*.c share are in conf-private.h (libyaml
+   stays inside conf-parse.c).  */
 #ifndef BERTH_CONF_H
 #define BERTH_CONF_H
 
 #include <berth/provider.h>
 #include "util.h"
 
-/* An empty tree (a mapping).  */
+/* conf-tree.c.  An empty tree (a mapping).  */
 BERTH_INTERNAL berth_config *berth_config_new (void);
 BERTH_INTERNAL berth_config *berth_config_free (berth_config *cfg);
 /* Parse PATH and merge it over CFG: mappings merge recursively, scalars and
@@ -26,7 +28,7 @@ BERTH_INTERNAL int berth_config_merge_file_warn (berth_config *cfg, const char *
                                                 void *userdata, berth_error **reterr);
 BERTH_INTERNAL int berth_config_merge_string_warn (berth_config *cfg, const char *name, const char *yaml, size_t len,
                                                   berth_config_warn_fn warn, void *userdata, berth_error **reterr);
-/* A berth_config_warn_fn that keeps what it is told in the strv at
+/* conf-schema.c.  A berth_config_warn_fn that keeps what it is told in the strv at
    USERDATA (char ***), for berth_config_unknown_report once the providers
    can be known: keys named after a plugin or module backend
    ("terminal.NAME_...") are theirs; the others are logged as warnings
@@ -34,10 +36,10 @@ BERTH_INTERNAL int berth_config_merge_string_warn (berth_config *cfg, const char
 BERTH_INTERNAL void berth_config_unknown_collect (void *userdata, const char *where, const char *key, const char *suggestion);
 /* conf-ctx.c */
 BERTH_INTERNAL void berth_config_unknown_report (berth_ctx *ctx, char **collected);
-/* Render the node at PATH for `berth config get`: a scalar as is, other
+/* conf-render.c.  Render the node at PATH for `berth config get`: a scalar as is, other
    nodes as YAML.  -ENOENT when absent.  */
 BERTH_INTERNAL int berth_config_render (const berth_config *cfg, const char *path, char **ret, berth_error **reterr);
-/* Set PATH (dotted) to VALUE in the YAML file FILE (created 0600 with its
+/* conf-edit.c.  Set PATH (dotted) to VALUE in the YAML file FILE (created 0600 with its
    directory when missing), keeping the rest of the file, comments
    included, where possible.  VALUE is parsed as a YAML flow scalar or
    flow sequence ("[a, b]").  The result is re-validated before it is
@@ -58,7 +60,7 @@ typedef struct berth_config_edit
 BERTH_INTERNAL int berth_config_set_in_file_ex (const char *file, const char *path, const char *value, const berth_config_edit *how,
                                                berth_error **reterr);
 BERTH_INTERNAL int berth_config_unset_in_file_ex (const char *file, const char *path, const berth_config_edit *how, berth_error **reterr);
-/* Every key of CFG (dotted, sorted) with its value as text and its
+/* conf-render.c.  Every key of CFG (dotted, sorted) with its value as text and its
    "file:line", then the runtime's defaults of the keys set nowhere
    (origin NULL).  */
 BERTH_INTERNAL int berth_config_list (const berth_config *cfg, berth_config_list_fn fn, void *userdata, berth_error **reterr);

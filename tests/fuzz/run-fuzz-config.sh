@@ -22,7 +22,9 @@ done
 # shellcheck disable=SC2046
 $CC -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$work/inc" -I"$srcdir/runtime" -I"$srcdir/runtime/include" -I"$srcdir/sdk/include" \
-  "$srcdir/tests/fuzz/fuzz-config.c" "$srcdir/runtime/conf-tree.c" "$srcdir/runtime/util.c" "$srcdir/runtime/error.c" \
+  "$srcdir/tests/fuzz/fuzz-config.c" "$srcdir/runtime/conf-tree.c" "$srcdir/runtime/conf-parse.c" "$srcdir/runtime/conf-schema.c" \
+  "$srcdir/runtime/conf-render.c" "$srcdir/runtime/conf-edit.c" \
+  "$srcdir/runtime/util.c" "$srcdir/runtime/error.c" \
   $(pkg-config --cflags --libs yaml-0.1) -lm -o "$work/fuzz-config"
 cd "$work"
 exec ./fuzz-config -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \

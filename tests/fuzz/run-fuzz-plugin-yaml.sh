@@ -1,5 +1,5 @@
 #!/bin/sh
-# Build the plugin.yaml fuzzer (runtime/loader.c with conf-tree.c) with
+# Build the plugin.yaml fuzzer (runtime/loader.c with conf-*.c) with
 # libFuzzer + ASan/UBSan and run it.
 #   tests/fuzz/run-fuzz-plugin-yaml.sh [SECONDS] [extra libFuzzer args...]
 # Seeds: tests/fixtures/plugins/*/plugin.yaml and the acmebox example.
@@ -20,7 +20,8 @@ done
 $CC -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -DBERTH_MODULEDIR='"/nonexistent"' \
   -I"$work/inc" -I"$srcdir/runtime" -I"$srcdir/runtime/include" -I"$srcdir/sdk/include" \
-  "$srcdir/tests/fuzz/fuzz-plugin-yaml.c" "$srcdir/runtime/loader.c" "$srcdir/runtime/conf-tree.c" \
+  "$srcdir/tests/fuzz/fuzz-plugin-yaml.c" "$srcdir/runtime/loader.c" "$srcdir/runtime/conf-tree.c" "$srcdir/runtime/conf-parse.c" "$srcdir/runtime/conf-schema.c" \
+  "$srcdir/runtime/conf-render.c" "$srcdir/runtime/conf-edit.c" \
   "$srcdir/runtime/util.c" "$srcdir/runtime/error.c" \
   $(pkg-config --cflags --libs yaml-0.1) -ldl -lm -o "$work/fuzz-plugin-yaml"
 cd "$work"
