@@ -388,7 +388,10 @@ is "$(jq -r .schema_version <<<"$stdout")" 1 "exec --json carries schema_version
 run "$BERTH" exec -e sv -- true
 for cmd in "ls --json" "backends --json" "doctor -b local --json" "plugins list --json"; do
   run "$BERTH" $cmd
-  check "$cmd: every element carries schema_version 1" bash -c "jq -se 'length == 1 and (.[0] | length > 0 and all(.[]; .schema_version == 1))' '$TEST_TMP/out' >/dev/null"
+  # a build without modules (--disable-modules) and no plugin lists none
+  nonempty='length > 0 and'
+  [ "$cmd" = "plugins list --json" ] && nonempty=
+  check "$cmd: every element carries schema_version 1" bash -c "jq -se 'length == 1 and (.[0] | type == \"array\" and $nonempty all(.[]; .schema_version == 1))' '$TEST_TMP/out' >/dev/null"
 done
 "$BERTH" rm sv >/dev/null 2>&1
 run "$BERTH" bench -n 1 --json
