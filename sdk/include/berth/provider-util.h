@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* provider-util.h: small services libberth implements once for every
+ * backend, so none carries its own copy: finding a program on PATH, the
+ * monotonic clock, a stable hash, making and removing directory trees,
+ * and small private state files (an id, a recorded setting) kept next to
+ * the environment.  Installed with <berth/provider.h>; in-tree backends
+ * and plugins use it alike.  */
+#ifndef BERTH_PROVIDER_UTIL_H
+#define BERTH_PROVIDER_UTIL_H
+
+#include <berth/provider.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- programs ---- */
+
+/* The absolute path of the program NAME, malloc'd, or NULL when there is
+   none.  NAME with a slash is taken as is (made absolute against the
+   working directory when relative, never resolving links, so a
+   `singularity` link to apptainer keeps its name); else the first
+   executable regular file NAME in the directories of $PATH
+   (/usr/local/bin:/usr/bin:/bin when PATH is unset or empty; empty
+   entries are skipped).  */
+BERTH_EXPORT char *berth_find_program (const char *name);
+
+/* ---- time ---- */
+
+/* CLOCK_MONOTONIC in microseconds: the clock of berth_env_deadline_usec
+   and berth_start_req.deadline_usec.  */
+BERTH_EXPORT uint64_t berth_monotonic_usec (void);
+
+/* ---- hashing ---- */
+
+/* 64-bit FNV-1a of LEN bytes at DATA: stable across releases and hosts,
+   for names derived from a longer string (a socket path, a cache file).
+   Not a cryptographic hash.  */
+BERTH_EXPORT uint64_t berth_fnv1a64 (const void *data, size_t len);
+
+/* ---- directories ---- */
+
+/* mkdir -p: PATH and its missing parents, each created with MODE; an
+   existing directory is fine.  0 or -errno.  */
+BERTH_EXPORT int berth_mkdir_parents (const char *path, mode_t mode);
+/* rm -rf: PATH and, for a directory, everything under it (symbolic links
+   are removed, never followed).  0 (also when PATH is absent) or -errno.  */
+BERTH_EXPORT int berth_remove_tree (const char *path);
+
+/* ---- small state files ---- */
+
+/* At most this many bytes per state file.  */
+#define BERTH_STATE_FILE_MAX (1u << 20)
+
+/* Read the state file NAME (a plain file name, no '/') of ENV's state
+   directory (berth_env_state_dir): its bytes, NUL-terminated, in *RET
+   (malloc'd; RET may be NULL to ask whether it exists).  Returns the
+   length, -ENOENT when there is none, -ELOOP for a symbolic link (never
+   followed), -EFBIG beyond BERTH_STATE_FILE_MAX, -EINVAL for a bad NAME
+   or an environment without a state directory, or -errno.  */
+BERTH_EXPORT ssize_t berth_env_state_read (const berth_env *env, const char *name, char **ret);
+/* Replace the state file NAME with LEN bytes of DATA, atomically (a
+   reader sees the old or the new content, never a part), mode 0600.
+   0 or -errno.  */
+BERTH_EXPORT int berth_env_state_write (const berth_env *env, const char *name, const void *data, size_t len);
+/* Remove the state file NAME; 0 also when there was none.  */
+BERTH_EXPORT int berth_env_state_remove (const berth_env *env, const char *name);
+
+/* The same for a state file at PATH in a private directory of the
+   backend's own (next to a control socket, a per-user cache).  */
+BERTH_EXPORT ssize_t berth_state_file_read (const char *path, char **ret);
+BERTH_EXPORT int berth_state_file_write (const char *path, const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
