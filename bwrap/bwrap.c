@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <berth/provider.h>
+#include <berth/provider-util.h>
 #include "bwrap-private.h"
 #include "system-trees.h"
 
@@ -230,24 +231,17 @@ parent_dir (const char *p)
 /* What the workspace is: recorded on first creation, so a re-created jail
    of a named environment keeps its workspace whatever the cwd became.  */
 static char *
-workspace_for (berth_env *env, const char *state)
+workspace_for (berth_env *env)
 {
-  char path[4200], buf[4096];
-  FILE *f;
+  char *rec = NULL;
   const char *cwd;
   char here[4096];
-  snprintf (path, sizeof path, "%s/" WORKSPACE_FILE, state);
-  f = fopen (path, "re");
-  if (f)
+  if (berth_env_state_read (env, WORKSPACE_FILE, &rec) > 0 && rec[0] == '/')
     {
-      char *ok = fgets (buf, sizeof buf, f);
-      fclose (f);
-      if (ok && buf[0] == '/')
-        {
-          buf[strcspn (buf, "\n")] = '\0';
-          return strdup (buf);
-        }
+      rec[strcspn (rec, "\n")] = '\0';
+      return rec;
     }
+  free (rec);
   cwd = berth_env_cwd (env);
   if (cwd == NULL || *cwd == '\0')
     cwd = berth_config_string (berth_env_config (env), "terminal.cwd", NULL);
@@ -256,21 +250,15 @@ workspace_for (berth_env *env, const char *state)
   return expand_home (cwd);
 }
 
+/* Recorded once: a workspace already on record stays.  */
 static void
-record_workspace (const char *state, const char *ws)
+record_workspace (berth_env *env, const char *ws)
 {
-  char path[4200];
-  FILE *f;
-  snprintf (path, sizeof path, "%s/" WORKSPACE_FILE, state);
-  int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  f = fd >= 0 ? fdopen (fd, "w") : NULL;
-  if (f == NULL && fd >= 0)
-    close (fd);
-  if (f)
-    {
-      fprintf (f, "%s\n", ws);
-      fclose (f);
-    }
+  char *line = NULL;
+  if (berth_env_state_read (env, WORKSPACE_FILE, NULL) != -ENOENT || asprintf (&line, "%s\n", ws) < 0)
+    return;
+  (void) berth_env_state_write (env, WORKSPACE_FILE, line, strlen (line));
+  free (line);
 }
 
 /* A one-line reason from the helper's output.  */
@@ -381,7 +369,7 @@ bwrap_create (berth_env *env, berth_error **reterr)
   if (state == NULL)
     return berth_error_set (reterr, BERTH_E_ENV, "bwrap: the environment has no state directory");
 
-  ws = workspace_for (env, state);
+  ws = workspace_for (env);
   if (ws == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
   if (ws[0] != '/')
@@ -471,7 +459,7 @@ bwrap_create (berth_env *env, berth_error **reterr)
       r = berth_error_set (reterr, BERTH_E_UNAVAILABLE, "bwrap: cannot confine commands, refusing to run them: %s", helper_reason (out));
       goto out;
     }
-  record_workspace (state, ws);
+  record_workspace (env, ws);
   if (out && strncmp (out, "recreated", 9) == 0)
     berth_env_mark_recreated (env);
 

@@ -11,6 +11,8 @@
 
 #include <curl/curl.h>
 
+#include <berth/provider-util.h>
+
 #include "api.h"
 
 struct docker_client

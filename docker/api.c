@@ -38,9 +38,7 @@ curl_init_once (void)
 uint64_t
 docker_now_ms (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+  return berth_monotonic_usec () / 1000;
 }
 
 /* TIMEOUT_MS (0: none) capped by what is left of the caller's deadline;

@@ -66,15 +66,10 @@ container_name (berth_env *env)
   return s;
 }
 
-static char *
-state_file (berth_env *env)
-{
-  const char *dir = berth_env_state_dir (env);
-  char *s = NULL;
-  if (!dir || asprintf (&s, "%s/docker-container", dir) < 0)
-    return NULL;
-  return s;
-}
+/* The state files of a named environment (in its state directory): the
+   container's id, and the settings it was created with.  */
+#define CONTAINER_FILE "docker-container"
+#define SETTINGS_FILE "docker-settings"
 
 static bool
 image_ref_ok (const char *ref)
@@ -99,14 +94,6 @@ typedef struct pull_state
   int64_t layers_done;
 } pull_state;
 
-static uint64_t
-mono_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void
 pull_record (void *userdata, const char *status, const char *id, int64_t current, int64_t total, const char *error)
 {
@@ -121,7 +108,7 @@ pull_record (void *userdata, const char *status, const char *id, int64_t current
     return;
   if (strcmp (status, "Pull complete") == 0)
     ps->layers_done++;
-  uint64_t now = mono_ms ();
+  uint64_t now = berth_monotonic_usec () / 1000;
   bool final = strncmp (status, "Status:", 7) == 0 || strncmp (status, "Digest:", 7) == 0;
   if (!final && now - ps->last_log < 1000)
     return;
@@ -602,58 +589,35 @@ container_create (berth_env *env, docker_env_data *d, create_spec *s, char **ret
 static void
 remember (berth_env *env, const char *id)
 {
-  _cleanup_free_ char *f = berth_env_is_persistent (env) ? state_file (env) : NULL;
-  if (!f)
+  if (!berth_env_is_persistent (env))
     return;
-  int fd = open (f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return;
-  size_t n = strlen (id);
-  if (write (fd, id, n) != (ssize_t)n)
-    berth_logf (env, BERTH_LOG_DEBUG, "cannot record the container id in %s", f);
-  close (fd);
+  int r = berth_env_state_write (env, CONTAINER_FILE, id, strlen (id));
+  if (r < 0)
+    berth_logf (env, BERTH_LOG_DEBUG, "cannot record the container id in %s: %s", CONTAINER_FILE, strerror (-r));
 }
 
 /* The settings a named environment's container was created with
-   (docker-settings in its state directory), or NULL.  */
-static char *
-settings_file (berth_env *env)
-{
-  const char *dir = berth_env_state_dir (env);
-  char *f = NULL;
-  if (!dir || asprintf (&f, "%s/docker-settings", dir) < 0)
-    return NULL;
-  return f;
-}
-
+   (SETTINGS_FILE in its state directory), or NULL.  */
 static char *
 recorded_settings (berth_env *env)
 {
-  _cleanup_free_ char *f = settings_file (env);
-  char buf[8192];
-  int fd = f ? open (f, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-  ssize_t n;
-  if (fd < 0)
-    return NULL;
-  n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return NULL;
-  buf[n] = '\0';
-  return strdup (buf);
+  char *rec = NULL;
+  if (berth_env_state_read (env, SETTINGS_FILE, &rec) <= 0)
+    {
+      free (rec);
+      return NULL;
+    }
+  return rec;
 }
 
 static void
 record_settings (berth_env *env, const char *settings)
 {
-  _cleanup_free_ char *f = berth_env_is_persistent (env) ? settings_file (env) : NULL;
-  int fd = f ? open (f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
-  size_t n = strlen (settings);
-  if (fd < 0)
+  if (!berth_env_is_persistent (env))
     return;
-  if (write (fd, settings, n) != (ssize_t)n)
-    berth_logf (env, BERTH_LOG_WARNING, "cannot record the container's settings in %s", f);
-  close (fd);
+  int r = berth_env_state_write (env, SETTINGS_FILE, settings, strlen (settings));
+  if (r < 0)
+    berth_logf (env, BERTH_LOG_WARNING, "cannot record the container's settings in %s: %s", SETTINGS_FILE, strerror (-r));
 }
 
 /* A named environment's container is kept with the settings it was made
@@ -686,8 +650,7 @@ check_settings (berth_env *env, const create_spec *s, const char *found_network,
 static bool
 remembered (berth_env *env)
 {
-  _cleanup_free_ char *f = berth_env_is_persistent (env) ? state_file (env) : NULL;
-  return f && access (f, F_OK) == 0;
+  return berth_env_is_persistent (env) && berth_env_state_read (env, CONTAINER_FILE, NULL) >= 0;
 }
 
 int
@@ -818,9 +781,7 @@ docker_container_cleanup (berth_env *env, bool remove, berth_error **reterr)
     return r;
   free (d->container);
   d->container = NULL;
-  _cleanup_free_ char *f = state_file (env);
-  if (f)
-    unlink (f);
+  (void) berth_env_state_remove (env, CONTAINER_FILE);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #define BERTH_DOCKER_PRIVATE_H
 
 #include <berth/provider.h>
+#include <berth/provider-util.h>
 
 #include "api.h"
 

@@ -78,29 +78,6 @@ docker_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr)
   return docker_container_gc (cfg, lifetime, reterr);
 }
 
-static char *
-find_in_path (const char *name)
-{
-  const char *path = getenv ("PATH");
-  if (!path || !*path)
-    return NULL;
-  char *copy = strdup (path), *save = NULL;
-  for (char *dir = copy ? strtok_r (copy, ":", &save) : NULL; dir; dir = strtok_r (NULL, ":", &save))
-    {
-      char *p = NULL;
-      if (*dir != '/' || asprintf (&p, "%s/%s", dir, name) < 0)
-        continue;
-      if (access (p, X_OK) == 0)
-        {
-          free (copy);
-          return p;
-        }
-      free (p);
-    }
-  free (copy);
-  return NULL;
-}
-
 static int
 docker_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
 {
@@ -111,7 +88,7 @@ docker_exec_prefix (berth_env *env, const char *user, bool interactive, char ***
   if (!d->container && (r = docker_container_ensure (env, d, reterr)) < 0)
     return r;
   char **argv = NULL;
-  char *cli = find_in_path ("docker");
+  char *cli = berth_find_program ("docker");
   if (cli)
     {
       /* The docker CLI, pointed at the same engine (-H: a docker context

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <berth/provider-util.h>
+
 #include "helpers.h"
 
 char *
@@ -172,14 +174,7 @@ docker_parse_time (const char *s, int64_t *ret)
 void
 docker_digest (const void *data, size_t len, char out[17])
 {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  const unsigned char *p = data;
-  for (size_t i = 0; i < len; i++)
-    {
-      h ^= p[i];
-      h *= 0x100000001b3ULL;
-    }
-  snprintf (out, 17, "%016llx", (unsigned long long)h);
+  snprintf (out, 17, "%016llx", (unsigned long long)berth_fnv1a64 (data, len));
 }
 
 bool

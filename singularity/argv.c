@@ -4,6 +4,8 @@
 
 #include "argv.h"
 
+#include <berth/provider-util.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -35,7 +37,6 @@ sing_valid_instance_name (const char *name)
   return true;
 }
 
-static uint64_t fnv1a (const char *s);
 
 char *
 sing_instance_name (const char *env_id, bool persistent, pid_t creator, const char *state_dir)
@@ -48,7 +49,7 @@ sing_instance_name (const char *env_id, bool persistent, pid_t creator, const ch
       /* Instances are per user and host, environment names per state
          directory: tell two state directories apart.  */
       if (asprintf (&s, SING_ENV_PREFIX "%s-%08" PRIx32, env_id,
-                    (uint32_t) (fnv1a (state_dir ? state_dir : "") & 0xffffffffu))
+                    (uint32_t) (berth_fnv1a64 (state_dir ? state_dir : "", state_dir ? strlen (state_dir) : 0) & 0xffffffffu))
           < 0)
         return NULL;
     }
@@ -74,19 +75,6 @@ sing_instance_creator (const char *name)
   if (errno != 0 || end == p || *end != '-' || end[1] == '\0' || v <= 0 || v > INT32_MAX)
     return -1;
   return (pid_t) v;
-}
-
-/* FNV-1a, 64 bits: a stable short suffix for long references.  */
-static uint64_t
-fnv1a (const char *s)
-{
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (; *s; s++)
-    {
-      h ^= (unsigned char) *s;
-      h *= 0x100000001b3ULL;
-    }
-  return h;
 }
 
 char *
@@ -125,7 +113,7 @@ sing_sif_name (const char *image)
     keep = 160;
   if (keep < n)
     {
-      if (asprintf (&out, "%.*s-%016" PRIx64 ".sif", (int) keep, s, fnv1a (ref)) < 0)
+      if (asprintf (&out, "%.*s-%016" PRIx64 ".sif", (int) keep, s, berth_fnv1a64 (ref, strlen (ref))) < 0)
         out = NULL;
     }
   else if (asprintf (&out, "%s.sif", s) < 0)

@@ -6,9 +6,10 @@
 #include "cli.h"
 #include "argv.h"
 
+#include <berth/provider-util.h>
+
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,59 +21,6 @@
 
 extern char **environ;
 
-static char *
-search_path (const char *name)
-{
-  const char *path = getenv ("PATH");
-  const char *p, *colon;
-
-  if (name == NULL || *name == '\0')
-    return NULL;
-  if (strchr (name, '/') != NULL)
-    {
-      /* Keep the name (a `singularity` link to apptainer behaves as
-         singularity); make it absolute without resolving links.  */
-      char cwd[PATH_MAX], *abs = NULL;
-      if (access (name, X_OK) < 0)
-        return NULL;
-      if (name[0] == '/')
-        return strdup (name);
-      if (getcwd (cwd, sizeof cwd) == NULL || asprintf (&abs, "%s/%s", cwd, name) < 0)
-        return NULL;
-      return abs;
-    }
-  if (path == NULL || *path == '\0')
-    path = "/usr/local/bin:/usr/bin:/bin";
-  for (p = path;; p = colon + 1)
-    {
-      char *cand = NULL;
-      size_t len;
-      struct stat st;
-      colon = strchr (p, ':');
-      len = colon ? (size_t) (colon - p) : strlen (p);
-      if (len > 0 && asprintf (&cand, "%.*s/%s", (int) len, p, name) >= 0)
-        {
-          if (stat (cand, &st) == 0 && S_ISREG (st.st_mode) && access (cand, X_OK) == 0)
-            {
-              /* Keep the name it was found under, but absolute.  */
-              if (cand[0] != '/')
-                {
-                  char cwd[PATH_MAX], *abs = NULL;
-                  if (getcwd (cwd, sizeof cwd) == NULL || asprintf (&abs, "%s/%s", cwd, cand) < 0)
-                    abs = NULL;
-                  free (cand);
-                  return abs;
-                }
-              return cand;
-            }
-          free (cand);
-        }
-      if (colon == NULL)
-        break;
-    }
-  return NULL;
-}
-
 int
 sing_find_binary (const berth_config *cfg, char **ret_path, berth_error **reterr)
 {
@@ -81,7 +29,7 @@ sing_find_binary (const berth_config *cfg, char **ret_path, berth_error **reterr
 
   if (conf != NULL && *conf != '\0')
     {
-      p = search_path (conf);
+      p = berth_find_program (conf);
       if (p == NULL)
         return berth_error_set (reterr, BERTH_E_UNAVAILABLE,
                                 "singularity: terminal.singularity_binary '%s' was not found or is not executable; "
@@ -90,9 +38,9 @@ sing_find_binary (const berth_config *cfg, char **ret_path, berth_error **reterr
       *ret_path = p;
       return 0;
     }
-  p = search_path ("apptainer");
+  p = berth_find_program ("apptainer");
   if (p == NULL)
-    p = search_path ("singularity");
+    p = berth_find_program ("singularity");
   if (p == NULL)
     return berth_error_set (reterr, BERTH_E_UNAVAILABLE,
                             "singularity: neither 'apptainer' nor 'singularity' was found in PATH; "
@@ -148,55 +96,6 @@ sing_check_version (const char *bin, double timeout, char **ret_version, berth_e
     return berth_error_set (reterr, ENOMEM, "singularity: out of memory");
   *ret_version = tail;
   return 0;
-}
-
-int
-sing_mkdir_p (const char *path, mode_t mode)
-{
-  char *copy = strdup (path);
-  int r = 0;
-  if (copy == NULL)
-    return -ENOMEM;
-  for (char *p = copy + 1;; p++)
-    {
-      if (*p == '/' || *p == '\0')
-        {
-          char saved = *p;
-          *p = '\0';
-          if (mkdir (copy, mode) < 0 && errno != EEXIST)
-            {
-              r = -errno;
-              break;
-            }
-          *p = saved;
-          if (saved == '\0')
-            break;
-        }
-    }
-  free (copy);
-  return r;
-}
-
-static int
-rm_one (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-  (void) st;
-  (void) ftw;
-  if (flag == FTW_DP)
-    rmdir (path);
-  else
-    unlink (path);
-  return 0;
-}
-
-int
-sing_rm_rf (const char *path)
-{
-  struct stat st;
-  if (lstat (path, &st) < 0)
-    return errno == ENOENT ? 0 : -errno;
-  nftw (path, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-  return lstat (path, &st) < 0 && errno == ENOENT ? 0 : -ENOTEMPTY;
 }
 
 char *
@@ -293,7 +192,7 @@ sing_resolve_image (berth_env *env, const char *bin, const char *image, char **r
       result = strdup (sif);
       goto done;
     }
-  if ((r = sing_mkdir_p (tmpdir, 0700)) < 0)
+  if ((r = berth_mkdir_parents (tmpdir, 0700)) < 0)
     {
       berth_logf (env, BERTH_LOG_WARNING, "singularity: cannot create the SIF cache %s (%s); using %s directly", dir,
                   strerror (-r), image);

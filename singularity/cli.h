@@ -39,9 +39,5 @@ char *sing_sif_cache_dir (void);
    fails except for memory.  */
 int sing_resolve_image (berth_env *env, const char *bin, const char *image, char **ret_image, berth_error **reterr);
 
-/* mkdir -p with MODE for created components.  */
-int sing_mkdir_p (const char *path, mode_t mode);
-/* rm -rf PATH (no symlink following); 0 when gone.  */
-int sing_rm_rf (const char *path);
 
 #endif

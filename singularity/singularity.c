@@ -9,6 +9,8 @@
 #include "argv.h"
 #include "cli.h"
 
+#include <berth/provider-util.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -400,7 +402,7 @@ sing_create (berth_env *env, berth_error **reterr)
           r = berth_error_set (reterr, ENOMEM, "singularity: out of memory");
           goto fail;
         }
-      if ((r = sing_mkdir_p (s->overlay, 0700)) < 0)
+      if ((r = berth_mkdir_parents (s->overlay, 0700)) < 0)
         {
           r = berth_error_errno (reterr, -r, "singularity: cannot create the overlay directory %s", s->overlay);
           goto fail;
@@ -574,7 +576,7 @@ forget_persistent (berth_env *env, const char *overlay)
   char *home = state_file (env, "home");
   char *ov = overlay ? NULL : state_file (env, "overlay");
   if (overlay != NULL || ov != NULL)
-    sing_rm_rf (overlay ? overlay : ov);
+    berth_remove_tree (overlay ? overlay : ov);
   if (marker != NULL)
     unlink (marker);
   if (home != NULL)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <berth/provider-util.h>
 #include "ssh-argv.h"
 
 static bool
@@ -246,9 +247,7 @@ ssh_control_path (const char *runtime_dir, uid_t uid, char **ret_path, char **re
   else
     {
       /* FNV-1a, 64 bits: stable, so a named environment finds its master */
-      uint64_t h = 0xcbf29ce484222325ull;
-      for (const unsigned char *p = (const unsigned char *) runtime_dir; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
+      uint64_t h = berth_fnv1a64 (runtime_dir, strlen (runtime_dir));
       dir = malloc (64);
       path = malloc (96);
       if (dir && path)

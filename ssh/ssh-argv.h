@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* ssh-argv.h: the ssh backend's settings and the ssh command lines built
-   from them.  Pure functions (no libberth, no I/O), unit-tested.  */
+   from them.  Pure functions (no I/O; of libberth only the hash of
+   <berth/provider-util.h>), unit-tested.  */
 #ifndef SSH_ARGV_H
 #define SSH_ARGV_H
 

@@ -24,14 +24,6 @@
 
 /* ---- deadlines ---- */
 
-static uint64_t
-mono_usec (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 /* WANT milliseconds, or what is left before DEADLINE (monotonic usec, 0
    none) when that is less; 0 when nothing is left.  */
 static int
@@ -40,7 +32,7 @@ bounded_ms (uint64_t deadline, int want)
   uint64_t now;
   if (deadline == 0)
     return want;
-  now = mono_usec ();
+  now = berth_monotonic_usec ();
   if (now >= deadline)
     return 0;
   return (deadline - now) / 1000 < (uint64_t) want ? (int) ((deadline - now) / 1000) : want;
@@ -84,20 +76,17 @@ ssh_destination (const ssh_env *e)
 static pid_t
 recorded_master (const char *control_path, const char *pid_path)
 {
-  char buf[64], cmd[8192], want[512];
+  char buf[64], cmd[8192], want[512], *rec = NULL;
   FILE *f;
   pid_t pid;
-  ssize_t got;
   size_t n;
-  int fd = open (pid_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return 0;
-  got = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (got <= 0)
-    return 0;
-  buf[got] = '\0';
-  pid = (pid_t) strtol (buf, NULL, 10);
+  if (berth_state_file_read (pid_path, &rec) <= 0)
+    {
+      free (rec);
+      return 0;
+    }
+  pid = (pid_t) strtol (rec, NULL, 10);
+  free (rec);
   if (pid <= 1)
     return 0;
   snprintf (want, sizeof want, "-oControlPath=%s", control_path);
@@ -120,13 +109,9 @@ static void
 record_master (const ssh_env *e, pid_t pid)
 {
   char buf[32];
-  int fd, n = snprintf (buf, sizeof buf, "%d\n", (int) pid);
-  fd = open (e->pid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return;
-  if (write (fd, buf, (size_t) n) != n)
+  int n = snprintf (buf, sizeof buf, "%d\n", (int) pid);
+  if (berth_state_file_write (e->pid_path, buf, (size_t) n) < 0)
     unlink (e->pid_path);
-  close (fd);
 }
 
 static const char *
@@ -182,31 +167,17 @@ ssh_identity_of (const ssh_env *e)
 bool
 ssh_identity_matches (const ssh_env *e)
 {
-  char buf[8192];
-  ssize_t n;
-  int fd = open (e->dest_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return false;
-  n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n < 0)
-    return false;
-  buf[n] = '\0';
-  return e->identity && strcmp (buf, e->identity) == 0;
+  char *rec = NULL;
+  bool same = berth_state_file_read (e->dest_path, &rec) >= 0 && e->identity && strcmp (rec, e->identity) == 0;
+  free (rec);
+  return same;
 }
 
 static void
 record_identity (const ssh_env *e)
 {
-  int fd;
-  if (e->identity == NULL)
-    return;
-  fd = open (e->dest_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return;
-  if (write (fd, e->identity, strlen (e->identity)) != (ssize_t) strlen (e->identity))
+  if (e->identity && berth_state_file_write (e->dest_path, e->identity, strlen (e->identity)) < 0)
     unlink (e->dest_path);
-  close (fd);
 }
 
 static int
@@ -229,30 +200,20 @@ lock_master (const ssh_env *e)
 bool
 ssh_read_shell (const char *path, bool *ret_bash)
 {
-  char buf[16] = "";
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  ssize_t n;
-  if (fd < 0)
-    return false;
-  n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return false;
-  buf[n] = '\0';
-  *ret_bash = strcmp (buf, "bash\n") == 0;
-  return true;
+  char *rec = NULL;
+  bool known = berth_state_file_read (path, &rec) > 0;
+  if (known)
+    *ret_bash = strcmp (rec, "bash\n") == 0;
+  free (rec);
+  return known;
 }
 
 static void
 write_shell (const char *path, bool bash)
 {
   const char *v = bash ? "bash\n" : "other\n";
-  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return;
-  if (write (fd, v, strlen (v)) < 0)
+  if (berth_state_file_write (path, v, strlen (v)) < 0)
     unlink (path);
-  close (fd);
 }
 
 /* Is the remote login shell bash?  sshd runs every command as
@@ -278,10 +239,8 @@ ssh_detect_shell (berth_env *env, ssh_env *e, uint64_t deadline)
      (a throw-away environment would otherwise pay a round trip) */
   if (e->identity)
     {
-      uint64_t h = 0xcbf29ce484222325ull;
+      uint64_t h = berth_fnv1a64 (e->identity, strlen (e->identity));
       char dir[64];
-      for (const unsigned char *p = (const unsigned char *) e->identity; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
       snprintf (dir, sizeof dir, "/tmp/berth-ssh-%lu", (unsigned long) geteuid ());
       if (berth_private_dir (dir, NULL) == 0)
         snprintf (cache, sizeof cache, "%s/shell-%016llx", dir, (unsigned long long) h);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <berth/provider-util.h>
 #include "ssh-mux.h"
 
 #define MUX_MSG_HELLO 0x00000001u
@@ -47,9 +48,7 @@ get_u32 (const unsigned char *p)
 static int64_t
 now_ms (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return (int64_t) (berth_monotonic_usec () / 1000);
 }
 
 static int

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* ssh-mux.h: talk to an OpenSSH ControlMaster directly over its control
    socket (PROTOCOL.mux): the liveness check `ssh -O check` does, without
-   forking a client.  Self-contained (no libberth).  */
+   forking a client.  Self-contained (of libberth only the clock of
+   <berth/provider-util.h>).  */
 #ifndef SSH_MUX_H
 #define SSH_MUX_H
 

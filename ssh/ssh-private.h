@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <berth/provider.h>
+#include <berth/provider-util.h>
 #include "ssh-argv.h"
 
 #define SSH_DEFAULT_CONNECT_TIMEOUT 10

@@ -97,28 +97,6 @@ cfg_int (const berth_config *cfg, const char *path, long lo, long hi, int def, i
   return 0;
 }
 
-/* The client binary on PATH, or NULL.  */
-static char *
-find_ssh (void)
-{
-  const char *path = getenv ("PATH");
-  char *copy, *save = NULL;
-  if (path == NULL || *path == '\0')
-    path = "/usr/local/bin:/usr/bin:/bin";
-  copy = strdup (path);
-  for (char *d = copy ? strtok_r (copy, ":", &save) : NULL; d; d = strtok_r (NULL, ":", &save))
-    {
-      char buf[PATH_MAX];
-      if (snprintf (buf, sizeof buf, "%s/ssh", *d ? d : ".") < (int) sizeof buf && access (buf, X_OK) == 0)
-        {
-          free (copy);
-          return strdup (buf);
-        }
-    }
-  free (copy);
-  return NULL;
-}
-
 static int
 read_settings (const berth_config *cfg, ssh_env *e, berth_error **reterr)
 {
@@ -165,7 +143,7 @@ ssh_create (berth_env *env, berth_error **reterr)
   e->persistent = berth_env_is_persistent (env);
   if ((r = read_settings (cfg, e, reterr)) < 0)
     goto fail;
-  e->ssh = find_ssh ();
+  e->ssh = berth_find_program ("ssh");
   if (e->ssh == NULL)
     {
       r = berth_error_set (reterr, BERTH_E_UNAVAILABLE, "ssh is not installed or not in PATH: install the OpenSSH client (apt install openssh-client)");
@@ -354,11 +332,7 @@ ssh_proc_free (void *proc)
      its pid at once): the host may have stopped answering behind a master
      that still answers locally.  The next start asks it first.  */
   if (!p->eof && !p->got_bytes && p->stall_path)
-    {
-      int fd = open (p->stall_path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-      if (fd >= 0)
-        close (fd);
-    }
+    (void) berth_state_file_write (p->stall_path, "", 0);
   if (p->inner.ops && p->inner.ops->free)
     p->inner.ops->free (p->inner.proc);
   free (p->control_path);
@@ -495,7 +469,7 @@ ssh_probe (const berth_config *cfg, char **ret_reason)
 {
   const char *host = cfg_scalar (cfg, "terminal.ssh_host");
   const char *user = cfg_scalar (cfg, "terminal.ssh_user");
-  char *ssh = find_ssh ();
+  char *ssh = berth_find_program ("ssh");
   if (ssh == NULL)
     {
       *ret_reason = strdup ("ssh is not installed or not in PATH (apt install openssh-client)");
@@ -514,7 +488,7 @@ static int
 ssh_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
 {
   ssh_env e = { 0 };
-  char *ssh = find_ssh (), *helper = berth_helper_path ("berth-ssh-exec");
+  char *ssh = berth_find_program ("ssh"), *helper = berth_helper_path ("berth-ssh-exec");
   char *reason = NULL, *out = NULL;
   berth_error *err = NULL;
   ssh_settings s;
