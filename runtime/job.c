@@ -177,3 +177,13 @@ berth_job_run_script (berth_env *env, const char *script, double timeout, int *r
       }
   return berth_job_end_status (&job, BERTH_JOB_WAIT, ret_status, reterr);
 }
+
+BERTH_EXPORT int
+berth_env_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, berth_error **reterr)
+{
+  uint32_t flags = 0;
+  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
+  if (env->provider->ops->exec_prefix == NULL || !berth_provider_flag (env->provider, BERTH_FLAG_SUPPORTS_STREAMS))
+    return berth_error_set (reterr, ENOTSUP, "backend %s cannot run long-lived processes", env->provider->ops->name);
+  return env->provider->ops->exec_prefix (env, user, interactive, ret_argv, &flags, reterr);
+}

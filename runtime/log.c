@@ -223,3 +223,17 @@ berth_log_spawn (const char *const *argv, long pid, int error)
     berth_ctx_log (ctx, BERTH_LOG_DEBUG, area, "spawn pid %ld:%s", pid, b.data ? b.data : "");
   berth_buf_free (&b);
 }
+
+BERTH_EXPORT void
+berth_logf (berth_env *env, int level, const char *fmt, ...)
+{
+  va_list ap;
+  char *msg = NULL;
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    msg = NULL;
+  va_end (ap);
+  if (msg)
+    berth_ctx_log (env->ctx, level, env->provider->ops->name, "%s", msg);
+  free (msg);
+}

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* env.c: environment lifecycle, named-environment state on disk, and the
-   services providers use to see their environment.  */
+/* state.c: a named environment on disk.  Its state directory holds meta
+   (backend, cwd, image, task, last use: "key=value" lines), snapshot.sh
+   (the exported variables), lock (one command at a time) and the owner
+   and running records (pid and start time of the berth that made a
+   throw-away environment or runs a command); also the gc of what a
+   killed berth left (orphaned commands, throw-away environments, failed
+   creations).  The handle's lifecycle is env.c.  */
 #include "config.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -13,16 +17,15 @@
 #include <time.h>
 
 #include "job.h"
+#include "state.h"
 #include "wrapper.h"
 
 /* How long gc's kill of an orphaned command may take, its transport's
    setup included.  */
 #define GC_KILL_TIMEOUT_S 10
 
-extern char **environ;
-
-static bool
-env_name_is_valid (const char *name)
+bool
+berth_env_name_is_valid (const char *name)
 {
   size_t n = strlen (name);
   if (n == 0 || n > 64 || name[0] == '.' || name[0] == '-')
@@ -33,8 +36,8 @@ env_name_is_valid (const char *name)
   return true;
 }
 
-static char *
-envs_dir (berth_ctx *ctx)
+char *
+berth_envs_dir (berth_ctx *ctx)
 {
   return berth_strdup_printf ("%s/envs", ctx->state_dir);
 }
@@ -58,8 +61,8 @@ meta_put (berth_buf *b, const char *key, const char *value)
   berth_buf_puts (b, "\n");
 }
 
-static char *
-meta_get (const char *meta, const char *key)
+char *
+berth_meta_get (const char *meta, const char *key)
 {
   size_t klen = strlen (key);
   for (const char *line = meta; line && *line;)
@@ -113,37 +116,6 @@ berth_env_save (berth_env *env, berth_error **reterr)
         return berth_error_errno (reterr, -r, "cannot record the exported variables of environment %s in %s", env->id, snap_path);
     }
   return 0;
-}
-
-static char **
-scrubbed_environ (berth_ctx *ctx)
-{
-  char **v = calloc (1, sizeof (char *));
-  for (char **e = environ; v && e && *e; e++)
-    {
-      _cleanup_free_ char *name = strndup (*e, strcspn (*e, "="));
-      if (name && !berth_ctx_env_is_stripped (ctx, name))
-        berth_strv_push (&v, *e);
-    }
-  return v;
-}
-
-static char **
-passthrough_environ (berth_ctx *ctx)
-{
-  _cleanup_strv_free_ char **names = berth_config_strv (ctx->config, "terminal.env_passthrough");
-  char **v = calloc (1, sizeof (char *));
-  for (size_t i = 0; v && names && names[i]; i++)
-    {
-      const char *val = getenv (names[i]);
-      if (val && strncmp (names[i], "BERTH_JOB", 9) != 0)
-        {
-          _cleanup_free_ char *kv = berth_strdup_printf ("%s=%s", names[i], val);
-          if (kv)
-            berth_strv_push (&v, kv);
-        }
-    }
-  return v;
 }
 
 /* The start time of PID (clock ticks since boot, /proc/PID/stat field
@@ -212,7 +184,7 @@ berth_env_forget_owner (berth_env *env, const char *file)
 static bool
 owner_alive (const char *record, pid_t *ret_pid)
 {
-  _cleanup_free_ char *pid = meta_get (record, "pid"), *start = meta_get (record, "start");
+  _cleanup_free_ char *pid = berth_meta_get (record, "pid"), *start = berth_meta_get (record, "start");
   long p = pid ? strtol (pid, NULL, 10) : 0;
   unsigned long long want = start ? strtoull (start, NULL, 10) : 0, now;
   *ret_pid = (pid_t) p;
@@ -271,22 +243,22 @@ berth_env_unlock (berth_env *env)
 }
 
 /* The image or task of ENV is not the one recorded in META_PATH.  */
-static bool
-meta_differs (berth_env *env, const char *meta_path)
+bool
+berth_env_meta_differs (berth_env *env, const char *meta_path)
 {
   _cleanup_free_ char *meta = NULL, *image = NULL, *task = NULL;
   if (berth_read_file (meta_path, 1 << 20, &meta, NULL) < 0)
     return true;
-  image = meta_get (meta, "image");
-  task = meta_get (meta, "task");
+  image = berth_meta_get (meta, "image");
+  task = berth_meta_get (meta, "task");
   if ((image == NULL) != (env->image == NULL) || (image && strcmp (image, env->image) != 0))
     return true;
   return (task == NULL) != (env->task_id == NULL) || (task && strcmp (task, env->task_id) != 0);
 }
 
 /* Another process may have run commands since we read the state.  */
-static void
-load_state (berth_env *env, char **ret_backend)
+void
+berth_env_load_state (berth_env *env, char **ret_backend)
 {
   _cleanup_free_ char *mp = berth_strdup_printf ("%s/meta", env->state_dir);
   _cleanup_free_ char *sp = berth_strdup_printf ("%s/snapshot.sh", env->state_dir);
@@ -294,7 +266,7 @@ load_state (berth_env *env, char **ret_backend)
   char *snap = NULL;
   if (mp == NULL || berth_read_file (mp, 1 << 20, &meta, NULL) < 0)
     return;
-  char *cwd = meta_get (meta, "cwd");
+  char *cwd = berth_meta_get (meta, "cwd");
   if (cwd)
     {
       free (env->cwd);
@@ -306,314 +278,21 @@ load_state (berth_env *env, char **ret_backend)
       env->snapshot = snap;
     }
   if (ret_backend)
-    *ret_backend = meta_get (meta, "backend");
+    *ret_backend = berth_meta_get (meta, "backend");
 }
 
 int
 berth_env_refresh (berth_env *env)
 {
   if (env->name)
-    load_state (env, NULL);
+    berth_env_load_state (env, NULL);
   return 0;
-}
-
-static const char *
-default_cwd (berth_env *env, char *buf, size_t size)
-{
-  const char *cwd = berth_config_string (env->ctx->config, "terminal.cwd", NULL);
-  if (cwd && *cwd && strcmp (cwd, ".") != 0)
-    return cwd;
-  if (env->provider->ops->default_cwd)
-    return env->provider->ops->default_cwd;
-  return getcwd (buf, size);
-}
-
-static void
-env_free (berth_env *env)
-{
-  if (env->data && env->provider->ops->free_data)
-    env->provider->ops->free_data (env->data);
-  if (env->lock_fd >= 0)
-    close (env->lock_fd);
-  free (env->name);
-  free (env->id);
-  free (env->image);
-  free (env->task_id);
-  free (env->cwd);
-  free (env->snapshot);
-  free (env->state_dir);
-  free (env->runtime_dir);
-  free (env->spill_dir);
-  berth_strv_free (env->host_environ);
-  berth_strv_free (env->passthrough);
-  free (env);
-}
-
-/* Build the handle and its directories; no backend call yet.  */
-static int
-env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, const char *attach_id, berth_env **ret, berth_error **reterr)
-{
-  berth_env *env = calloc (1, sizeof *env);
-  const char *name = spec->name;
-  const char *backend = spec->backend;
-  _cleanup_free_ char *meta = NULL, *saved_backend = NULL, *edir = envs_dir (ctx);
-  _cleanup_free_ char *cache = berth_xdg_dir ("XDG_CACHE_HOME", ".cache");
-  char hex[13], cwdbuf[PATH_MAX];
-  int r;
-
-  if (env == NULL || edir == NULL)
-    {
-      free (env);
-      return berth_error_errno (reterr, ENOMEM, "out of memory");
-    }
-  env->ctx = ctx;
-  env->lock_fd = -1;
-  if (name && !env_name_is_valid (name))
-    {
-      free (env);
-      return berth_error_set (reterr, BERTH_E_ENV, "invalid environment name '%s': use letters, digits, '.', '_' and '-' (at most 64)", name);
-    }
-  if ((r = berth_random_hex (hex, 6)) < 0)
-    {
-      free (env);
-      return berth_error_errno (reterr, -r, "no randomness");
-    }
-  env->name = name ? strdup (name) : NULL;
-  env->id = strdup (name ? name : attach_id ? attach_id : hex);
-  env->state_dir = berth_strdup_printf ("%s/%s", edir, env->id);
-  env->runtime_dir = berth_strdup_printf ("%s/%s", ctx->runtime_dir, env->id);
-  env->spill_dir = cache ? berth_strdup_printf ("%s/berth/output", cache) : NULL;
-
-  if (name)
-    {
-      _cleanup_free_ char *mp = berth_strdup_printf ("%s/meta", env->state_dir);
-      if (mp && berth_read_file (mp, 1 << 20, &meta, NULL) == 0)
-        {
-          load_state (env, &saved_backend);
-          env->image = meta_get (meta, "image");
-          env->task_id = meta_get (meta, "task");
-        }
-      else if (for_remove)
-        {
-          env_free (env);
-          return berth_error_set (reterr, -ENOENT, "no environment named '%s' (see berth ls)", name);
-        }
-      if (saved_backend && backend && strcmp (saved_backend, backend) != 0)
-        {
-          berth_error_set (reterr, BERTH_E_ENV, "environment '%s' uses backend %s, not %s: run `berth rm %s` first", name, saved_backend, backend, name);
-          env_free (env);
-          return -BERTH_E_ENV;
-        }
-      if (saved_backend)
-        backend = saved_backend;
-    }
-  if (backend == NULL)
-    backend = berth_config_string (ctx->config, "terminal.backend", "local");
-  env->provider = berth_ctx_find_provider (ctx, backend);
-  if (env->provider == NULL)
-    {
-      const berth_plugin_info *pi = berth_ctx_find_plugin (ctx, backend);
-      if (pi && !berth_plugin_loaded (pi))
-        berth_error_set (reterr, BERTH_E_NO_PROVIDER, "backend '%s' is a plugin that is not loaded (%s): %s", backend, berth_plugin_status (pi),
-                         berth_plugin_enabled (pi) ? "reinstall it or see berth doctor" : "berth plugins enable it first");
-      else
-        berth_error_set (reterr, BERTH_E_NO_PROVIDER, "unknown backend '%s' (available: %s)", backend, berth_ctx_provider_names (ctx));
-      env_free (env);
-      return -BERTH_E_NO_PROVIDER;
-    }
-  if (spec->image && BERTH_HAS_FIELD (spec, berth_env_spec, image))
-    {
-      /* An environment keeps the image it was made with: another one is
-         refused before anything changes, on every backend (a backend
-         that knows its default image refuses a change of it itself).  */
-      if (meta && env->image && strcmp (env->image, spec->image) != 0 && !for_remove)
-        {
-          berth_error_set (reterr, BERTH_E_ENV, "environment %s uses image %s; `berth rm %s` to use %s", name, env->image, name, spec->image);
-          env_free (env);
-          return -BERTH_E_ENV;
-        }
-      env->image_unrecorded = meta && env->image == NULL;
-      free (env->image);
-      env->image = strdup (spec->image);
-    }
-  if (spec->task_id && BERTH_HAS_FIELD (spec, berth_env_spec, task_id))
-    {
-      free (env->task_id);
-      env->task_id = strdup (spec->task_id);
-    }
-  if (env->cwd == NULL)
-    {
-      const char *c = spec->cwd ? spec->cwd : default_cwd (env, cwdbuf, sizeof cwdbuf);
-      env->cwd = c ? strdup (c) : NULL;
-    }
-  env->host_environ = scrubbed_environ (ctx);
-  env->passthrough = passthrough_environ (ctx);
-  if (env->state_dir == NULL || env->runtime_dir == NULL || env->host_environ == NULL || env->passthrough == NULL)
-    {
-      env_free (env);
-      return berth_error_errno (reterr, ENOMEM, "out of memory");
-    }
-  /* berth's own roots must be private (another user's 0777 /tmp/berth-UID
-     could swap the sockets in it); below them every level is ours.  */
-  if ((r = berth_private_dir (ctx->state_dir, reterr)) < 0 || (r = berth_private_dir (ctx->runtime_dir, reterr)) < 0)
-    {
-      env_free (env);
-      return r;
-    }
-  if ((r = berth_mkdir_p (env->state_dir, 0700)) < 0)
-    berth_error_errno (reterr, -r, "cannot create %s", env->state_dir);
-  else if ((r = berth_mkdir_p (env->runtime_dir, 0700)) < 0)
-    berth_error_errno (reterr, -r, "cannot create %s", env->runtime_dir);
-  if (r < 0)
-    {
-      env_free (env);
-      return r;
-    }
-  *ret = env;
-  return 0;
-}
-
-BERTH_EXPORT int
-berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, berth_error **reterr)
-{
-  berth_env *env = NULL;
-  int r = env_new (ctx, spec, false, NULL, &env, reterr);
-  if (r < 0)
-    return r;
-  BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
-  /* The setup bound holds until open returns (error paths free ENV).  */
-  double setup = BERTH_HAS_FIELD (spec, berth_env_spec, setup_timeout) ? spec->setup_timeout : 0;
-  env->deadline_usec = setup > 0 && setup <= BERTH_TIMEOUT_MAX ? berth_now_usec () + (uint64_t) (setup * 1e6) : 0;
-  if ((r = berth_env_lock (env, reterr)) < 0)
-    {
-      env_free (env);
-      return r;
-    }
-  berth_env_refresh (env);
-  _cleanup_free_ char *meta_path = env->name ? berth_strdup_printf ("%s/meta", env->state_dir) : NULL;
-  bool existed = meta_path && access (meta_path, F_OK) == 0;
-  /* A throw-away environment names its owner (this process), so `berth
-     gc` can tell one whose berth was killed from one in use.  */
-  if (env->name == NULL && (r = berth_env_record_owner (env, "owner", NULL, reterr)) < 0)
-    {
-      berth_rm_rf (env->state_dir);
-      berth_rm_rf (env->runtime_dir);
-      env_free (env);
-      return r;
-    }
-  berth_ctx_log (ctx, BERTH_LOG_DEBUG, "session", "open %s environment %s on %s (%s)", existed ? "existing" : "new", env->name ? env->name : env->id,
-                 env->provider->ops->name, env->provider->origin);
-  r = env->provider->ops->create (env, reterr);
-  if (r < 0)
-    {
-      /* Nothing of a failed creation is left behind (a throw-away
-         environment, or a named one that did not exist): what the
-         backend made goes through its cleanup, as `berth rm` would, then
-         the state and runtime directories with the lock.  */
-      if (env->name == NULL || !existed)
-        {
-          /* past the setup bound, the cleanup still gets a short one */
-          env->deadline_usec = berth_now_usec () + 2000000;
-          if (env->provider->ops->cleanup)
-            env->provider->ops->cleanup (env, true, NULL);
-          env->cleaned = true;
-          berth_rm_rf (env->state_dir);
-          berth_rm_rf (env->runtime_dir);
-        }
-      berth_env_unlock (env);
-      env_free (env);
-      return r;
-    }
-  /* The image of an environment recorded without one is its backend's
-     default: the backend had the say, the record does not change.  */
-  if (env->image_unrecorded)
-    {
-      free (env->image);
-      env->image = NULL;
-    }
-  env->created = true;
-  /* A known environment is recorded again by each execute; here only
-     what is new (and a state that cannot be written then fails the
-     command that has something to record, with its output).  */
-  if (env->name && (!existed || meta_differs (env, meta_path)) && (r = berth_env_save (env, reterr)) < 0)
-    {
-      /* Not recorded: nobody could find it again.  A new one goes.  */
-      if (!existed)
-        {
-          if (env->provider->ops->cleanup)
-            env->provider->ops->cleanup (env, true, NULL);
-          env->cleaned = true;
-          berth_rm_rf (env->state_dir);
-          berth_rm_rf (env->runtime_dir);
-        }
-      berth_env_unlock (env);
-      env_free (env);
-      return r;
-    }
-  berth_env_unlock (env);
-  env->deadline_usec = 0;
-  *ret = env;
-  return 0;
-}
-
-BERTH_EXPORT int
-berth_env_cleanup (berth_env *env, berth_error **reterr)
-{
-  int r = 0;
-  if (env == NULL || env->cleaned)
-    return 0;
-  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
-  env->cleaned = true;
-  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "clean up %s environment %s", env->name ? "named" : "throw-away", env->name ? env->name : env->id);
-  if (env->provider->ops->cleanup)
-    r = env->provider->ops->cleanup (env, env->name == NULL, reterr);
-  if (env->name == NULL)
-    {
-      berth_rm_rf (env->state_dir);
-      berth_rm_rf (env->runtime_dir);
-    }
-  return r;
-}
-
-BERTH_EXPORT berth_env *
-berth_env_unref (berth_env *env)
-{
-  if (env == NULL)
-    return NULL;
-  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
-  berth_env_cleanup (env, NULL);
-  env_free (env);
-  return NULL;
-}
-
-BERTH_EXPORT int
-berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr)
-{
-  berth_env_spec spec = BERTH_ENV_SPEC_INIT;
-  berth_env *env = NULL;
-  int r;
-  spec.name = name;
-  r = env_new (ctx, &spec, true, NULL, &env, reterr);
-  if (r < 0)
-    return r;
-  BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
-  berth_ctx_log (ctx, BERTH_LOG_DEBUG, "session", "remove environment %s on %s", name, env->provider->ops->name);
-  if ((r = berth_env_lock (env, reterr)) >= 0 && env->provider->ops->cleanup)
-    r = env->provider->ops->cleanup (env, true, reterr);
-  env->cleaned = true;
-  if (r >= 0)
-    {
-      berth_rm_rf (env->state_dir);
-      berth_rm_rf (env->runtime_dir);
-    }
-  env_free (env);
-  return r;
 }
 
 BERTH_EXPORT int
 berth_env_list (berth_ctx *ctx, berth_env_list_fn fn, void *userdata, berth_error **reterr)
 {
-  _cleanup_free_ char *dir = envs_dir (ctx);
+  _cleanup_free_ char *dir = berth_envs_dir (ctx);
   DIR *d = dir ? opendir (dir) : NULL;
   struct dirent *de;
   int n = 0;
@@ -625,37 +304,14 @@ berth_env_list (berth_ctx *ctx, berth_env_list_fn fn, void *userdata, berth_erro
       _cleanup_free_ char *meta = NULL, *backend = NULL, *cwd = NULL, *used = NULL;
       if (de->d_name[0] == '.' || mp == NULL || berth_read_file (mp, 1 << 20, &meta, NULL) < 0)
         continue;
-      backend = meta_get (meta, "backend");
-      cwd = meta_get (meta, "cwd");
-      used = meta_get (meta, "last_used");
+      backend = berth_meta_get (meta, "backend");
+      cwd = berth_meta_get (meta, "cwd");
+      used = berth_meta_get (meta, "last_used");
       fn (userdata, de->d_name, backend ? backend : "?", cwd ? cwd : "", used ? strtoll (used, NULL, 10) : 0);
       n++;
     }
   closedir (d);
   return n;
-}
-
-BERTH_EXPORT int
-berth_gc (berth_ctx *ctx, berth_error **reterr)
-{
-  int64_t lifetime = berth_config_int (ctx->config, "terminal.lifetime_seconds", 300);
-  int total = 0;
-  berth_ctx_load_providers (ctx); /* leftovers of every backend */
-  for (size_t i = 0; i < ctx->n_providers; i++)
-    {
-      const berth_provider_ops *ops = ctx->providers[i]->ops;
-      berth_error *err = NULL;
-      if (ops->gc == NULL)
-        continue;
-      BERTH_LOG_SCOPE (ctx, ops->name);
-      int r = ops->gc (ctx->config, lifetime, &err);
-      if (r > 0)
-        total += r;
-      if (r < 0)
-        berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "%s: %s", ops->name, berth_error_message (err));
-      berth_error_free (err);
-    }
-  return total;
 }
 
 /* Someone holds the lock of state directory SD (a creation or a command
@@ -700,10 +356,10 @@ gc_throwaway (berth_ctx *ctx, const char *id, const char *backend, const char *r
 {
   berth_env_spec spec = BERTH_ENV_SPEC_INIT;
   berth_env *env = NULL;
-  _cleanup_free_ char *job = running ? meta_get (running, "job") : NULL;
+  _cleanup_free_ char *job = running ? berth_meta_get (running, "job") : NULL;
   int r;
   spec.backend = backend;
-  if ((r = env_new (ctx, &spec, false, id, &env, reterr)) < 0)
+  if ((r = berth_env_new (ctx, &spec, false, id, &env, reterr)) < 0)
     return r;
   BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
   if (job && (berth_provider_flag (env->provider, BERTH_FLAG_USES_HOST_FILESYSTEM) || berth_provider_flag (env->provider, BERTH_FLAG_IS_REMOTE)))
@@ -720,7 +376,7 @@ gc_throwaway (berth_ctx *ctx, const char *id, const char *backend, const char *r
       berth_rm_rf (env->state_dir);
       berth_rm_rf (env->runtime_dir);
     }
-  env_free (env);
+  berth_env_free (env);
   return r;
 }
 
@@ -742,7 +398,7 @@ gc_orphan (berth_ctx *ctx, const char *name, const char *job, berth_error **rete
       _cleanup_free_ char *again = NULL, *job2 = NULL;
       pid_t pid;
       /* under the lock, the record is still that of a dead owner */
-      if (mp && berth_read_file (mp, 1 << 16, &again, NULL) == 0 && !owner_alive (again, &pid) && (job2 = meta_get (again, "job"))
+      if (mp && berth_read_file (mp, 1 << 16, &again, NULL) == 0 && !owner_alive (again, &pid) && (job2 = berth_meta_get (again, "job"))
           && strcmp (job2, job) == 0)
         {
           r = kill_job (env, job, reterr);
@@ -759,7 +415,7 @@ BERTH_EXPORT int
 berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata, berth_error **reterr)
 {
   int64_t lifetime = berth_config_int (ctx->config, "terminal.lifetime_seconds", 300);
-  _cleanup_free_ char *dir = envs_dir (ctx);
+  _cleanup_free_ char *dir = berth_envs_dir (ctx);
   struct dirent *de;
   DIR *d;
   int n = 0;
@@ -778,16 +434,16 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
           berth_error *err = NULL;
           pid_t pid = 0;
           int r = 0;
-          if (de->d_name[0] == '.' || !env_name_is_valid (de->d_name) || sd == NULL || mp == NULL || rp == NULL || op == NULL)
+          if (de->d_name[0] == '.' || !berth_env_name_is_valid (de->d_name) || sd == NULL || mp == NULL || rp == NULL || op == NULL)
             continue;
           if (berth_read_file (rp, 1 << 16, &running, NULL) < 0)
             running = NULL;
           if (berth_read_file (mp, 1 << 20, &meta, NULL) == 0)
             {
               /* a named environment: its command whose berth was killed */
-              if (running == NULL || owner_alive (running, &pid) || (job = meta_get (running, "job")) == NULL || state_locked (sd))
+              if (running == NULL || owner_alive (running, &pid) || (job = berth_meta_get (running, "job")) == NULL || state_locked (sd))
                 continue;
-              backend = meta_get (meta, "backend");
+              backend = berth_meta_get (meta, "backend");
               detail = berth_strdup_printf ("its berth (pid %d) is gone: its command (job %s) is killed where it runs", (int) pid, job);
               if (!dry_run && (r = gc_orphan (ctx, de->d_name, job, &err)) < 0)
                 berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "environment %s: %s", de->d_name, berth_error_message (err));
@@ -799,7 +455,7 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
               /* a throw-away environment: its berth is gone */
               if (owner_alive (owner, &pid))
                 continue;
-              backend = meta_get (owner, "backend");
+              backend = berth_meta_get (owner, "backend");
               detail = berth_strdup_printf ("a throw-away environment whose berth (pid %d) is gone", (int) pid);
               if (backend && !dry_run && (r = gc_throwaway (ctx, de->d_name, backend, running, &err)) < 0)
                 berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "environment %s: %s", de->d_name, berth_error_message (err));
@@ -840,7 +496,7 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
         {
           _cleanup_free_ char *rd = berth_strdup_printf ("%s/%s", ctx->runtime_dir, de->d_name);
           _cleanup_free_ char *sd = berth_strdup_printf ("%s/%s", dir, de->d_name);
-          if (de->d_name[0] == '.' || !env_name_is_valid (de->d_name) || rd == NULL || sd == NULL || access (sd, F_OK) == 0 || !older_than (rd, lifetime))
+          if (de->d_name[0] == '.' || !berth_env_name_is_valid (de->d_name) || rd == NULL || sd == NULL || access (sd, F_OK) == 0 || !older_than (rd, lifetime))
             continue;
           if (!dry_run)
             berth_rm_rf (rd);
@@ -851,75 +507,4 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
       closedir (d);
     }
   return n;
-}
-
-BERTH_EXPORT const char *berth_env_name (const berth_env *env) { return env->name; }
-BERTH_EXPORT const char *berth_env_backend (const berth_env *env) { return env->provider->ops->name; }
-BERTH_EXPORT const char *berth_env_cwd (const berth_env *env) { return env->cwd; }
-BERTH_EXPORT const berth_config *berth_env_config (const berth_env *env) { return env->ctx->config; }
-BERTH_EXPORT bool berth_env_is_persistent (const berth_env *env) { return env->name != NULL; }
-BERTH_EXPORT const char *berth_env_image (const berth_env *env) { return env->image; }
-BERTH_EXPORT const char *berth_env_task_id (const berth_env *env) { return env->task_id; }
-BERTH_EXPORT const char *berth_env_id (const berth_env *env) { return env->id; }
-BERTH_EXPORT const char *berth_env_state_dir (const berth_env *env) { return env->state_dir; }
-BERTH_EXPORT uint64_t berth_env_deadline_usec (const berth_env *env) { return env->deadline_usec; }
-BERTH_EXPORT const char *berth_env_runtime_dir (const berth_env *env) { return env->runtime_dir; }
-BERTH_EXPORT void berth_env_set_data (berth_env *env, void *data) { env->data = data; }
-BERTH_EXPORT void *berth_env_get_data (const berth_env *env) { return env->data; }
-BERTH_EXPORT void berth_env_mark_recreated (berth_env *env) { env->recreated = true; }
-BERTH_EXPORT const char *const *berth_env_passthrough (berth_env *env) { return (const char *const *) env->passthrough; }
-BERTH_EXPORT const char *const *berth_env_host_environ (berth_env *env) { return (const char *const *) env->host_environ; }
-
-BERTH_EXPORT void
-berth_logf (berth_env *env, int level, const char *fmt, ...)
-{
-  va_list ap;
-  char *msg = NULL;
-  va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    msg = NULL;
-  va_end (ap);
-  if (msg)
-    berth_ctx_log (env->ctx, level, env->provider->ops->name, "%s", msg);
-  free (msg);
-}
-
-BERTH_EXPORT char *
-berth_helper_path (const char *name)
-{
-  const char *libexec = getenv ("BERTH_LIBEXECDIR");
-  const char *bindir = getenv ("BERTH_BINDIR");
-  /* Uninstalled test runs point these at the build tree (colon lists).  */
-  const char *dirs[] = { libexec, bindir, BERTH_LIBEXECDIR, BERTH_BINDIR };
-  for (size_t i = 0; i < ARRAY_SIZE (dirs); i++)
-    {
-      if (dirs[i] == NULL)
-        continue;
-      _cleanup_free_ char *copy = strdup (dirs[i]);
-      char *save = NULL;
-      for (char *d = copy ? strtok_r (copy, ":", &save) : NULL; d; d = strtok_r (NULL, ":", &save))
-        {
-          char *p = berth_strdup_printf ("%s/%s", d, name);
-          if (p && access (p, X_OK) == 0)
-            return p;
-          free (p);
-        }
-    }
-  return berth_strdup_printf ("%s/%s", BERTH_LIBEXECDIR, name);
-}
-
-BERTH_EXPORT int
-berth_env_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, berth_error **reterr)
-{
-  uint32_t flags = 0;
-  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
-  if (env->provider->ops->exec_prefix == NULL || !berth_provider_flag (env->provider, BERTH_FLAG_SUPPORTS_STREAMS))
-    return berth_error_set (reterr, ENOTSUP, "backend %s cannot run long-lived processes", env->provider->ops->name);
-  return env->provider->ops->exec_prefix (env, user, interactive, ret_argv, &flags, reterr);
-}
-
-BERTH_EXPORT const char *
-berth_version (void)
-{
-  return PACKAGE_VERSION;
 }

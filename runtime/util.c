@@ -349,3 +349,27 @@ berth_xdg_dir (const char *var, const char *fallback_under_home)
     }
   return berth_strdup_printf ("%s/%s", home, fallback_under_home);
 }
+
+BERTH_EXPORT char *
+berth_helper_path (const char *name)
+{
+  const char *libexec = getenv ("BERTH_LIBEXECDIR");
+  const char *bindir = getenv ("BERTH_BINDIR");
+  /* Uninstalled test runs point these at the build tree (colon lists).  */
+  const char *dirs[] = { libexec, bindir, BERTH_LIBEXECDIR, BERTH_BINDIR };
+  for (size_t i = 0; i < ARRAY_SIZE (dirs); i++)
+    {
+      if (dirs[i] == NULL)
+        continue;
+      _cleanup_free_ char *copy = strdup (dirs[i]);
+      char *save = NULL;
+      for (char *d = copy ? strtok_r (copy, ":", &save) : NULL; d; d = strtok_r (NULL, ":", &save))
+        {
+          char *p = berth_strdup_printf ("%s/%s", d, name);
+          if (p && access (p, X_OK) == 0)
+            return p;
+          free (p);
+        }
+    }
+  return berth_strdup_printf ("%s/%s", BERTH_LIBEXECDIR, name);
+}
