@@ -108,7 +108,16 @@ print_result_json (const berth_result *r)
   json_string (stdout, berth_result_backend (r));
   printf (",\"env\":");
   json_string (stdout, berth_result_env (r));
-  printf (",\"duration_ms\":%llu}\n", (unsigned long long) berth_result_duration_ms (r));
+  printf (",\"duration_ms\":%llu,\"termination\":{\"kind\":", (unsigned long long) berth_result_duration_ms (r));
+  json_string (stdout, berth_termination_name (berth_result_termination (r)));
+  if (berth_result_signal (r))
+    {
+      printf (",\"signal\":");
+      json_string (stdout, berth_result_signal (r));
+    }
+  printf ("},\"transport\":");
+  json_string (stdout, berth_result_transport (r));
+  printf ("}\n");
   cli_json = false; /* a later error (cleanup) is one line on stderr only */
 }
 

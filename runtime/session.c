@@ -33,6 +33,12 @@ struct berth_result
   uint64_t total_bytes, duration_ms;
   char *full_output_path;
   char *backend, *env;
+  berth_termination termination;
+  char signal[20];         /* "SIGSEGV" when signaled, else "" */
+  const char *transport;   /* "exec": a spawn of the exec prefix or the provider's start */
+  /* Hook for BERTH_TERMINATION_OOM / _LIMIT: set only by a backend that
+     can tell (a cgroup's oom_kill count, a limit it enforced), never
+     guessed from an exit status.  None can yet.  */
 };
 
 typedef struct exec_run
@@ -376,6 +382,17 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   res->timed_out = killed && !run.cancelled;
   res->interrupted = killed && run.cancelled;
   if (killed)
+    res->termination = run.cancelled ? BERTH_TERMINATION_INTERRUPTED : BERTH_TERMINATION_TIMEOUT;
+  else if (run.state.have_ec && run.state.have_sig)
+    {
+      /* the exit record says the command's shell died of a signal */
+      res->termination = BERTH_TERMINATION_SIGNALED;
+      snprintf (res->signal, sizeof res->signal, "SIG%s", run.state.sig);
+    }
+  else
+    res->termination = BERTH_TERMINATION_EXITED;
+  res->transport = "exec";
+  if (killed)
     res->exit_code = status;
   else if (run.state.have_ec)
     res->exit_code = run.state.ec;
@@ -473,3 +490,20 @@ BERTH_EXPORT const char *berth_result_full_output_path (const berth_result *r) {
 BERTH_EXPORT const char *berth_result_backend (const berth_result *r) { return r->backend; }
 BERTH_EXPORT const char *berth_result_env (const berth_result *r) { return r->env; }
 BERTH_EXPORT uint64_t berth_result_duration_ms (const berth_result *r) { return r->duration_ms; }
+BERTH_EXPORT berth_termination berth_result_termination (const berth_result *r) { return r->termination; }
+BERTH_EXPORT const char *berth_result_signal (const berth_result *r) { return r->signal[0] ? r->signal : NULL; }
+BERTH_EXPORT const char *berth_result_transport (const berth_result *r) { return r->transport; }
+
+BERTH_EXPORT const char *
+berth_termination_name (berth_termination t)
+{
+  static const char *const names[] = {
+    [BERTH_TERMINATION_EXITED] = "exited",
+    [BERTH_TERMINATION_SIGNALED] = "signaled",
+    [BERTH_TERMINATION_TIMEOUT] = "timeout",
+    [BERTH_TERMINATION_INTERRUPTED] = "interrupted",
+    [BERTH_TERMINATION_OOM] = "oom",
+    [BERTH_TERMINATION_LIMIT] = "limit",
+  };
+  return (unsigned) t < ARRAY_SIZE (names) ? names[t] : NULL;
+}

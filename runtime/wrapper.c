@@ -31,6 +31,7 @@ static const char exit_fn[] =
   "    printf '\\0BERTH:cwd:'; builtin pwd -P\n"
   "    printf '\\0BERTH:env:'; export -p\n"
   "    printf '\\0BERTH:fn:'; declare -f; alias -p\n"
+  "    if [ -n \"${__berth_sig-}\" ]; then printf '\\0BERTH:sig:%s' \"$__berth_sig\"; fi\n"
   "    printf '\\0BERTH:ec:%d\\0' \"$__berth_ec\"\n"
   "  } 2>/dev/null >&9\n"
   "  exit \"$__berth_ec\"\n"
@@ -41,12 +42,16 @@ static const char exit_fn[] =
    back by then), and every transport sees the status -- ssh would say
    255 for a remote shell killed by a signal.  The cost: bash runs a trap
    only once a foreground child ends, so a TERM sent to the wrapper from
-   outside waits for it (berth itself kills with SIGKILL).  Not HUP, INT,
+   outside waits for it (berth itself kills with SIGKILL).  The trap
+   names the signal in __berth_sig, which the exit record carries
+   ("BERTH:sig:SEGV"): the command's own shell died of it, not an
+   `exit 139`.  A child process killed by a signal is only 128+N to
+   bash ($?), and stays an exit status.  Not HUP, INT,
    QUIT, PIPE: they mean a lost terminal, ^C or a closed reader, where
    bash's own handling is wanted.  N is the environment's own number.  */
 static const char signal_traps[] =
   "for __berth_s in ILL TRAP ABRT BUS FPE SEGV SYS TERM USR1 USR2 ALRM VTALRM PROF XCPU XFSZ; do\n"
-  "  trap \"exit \\$((128 + \\$(kill -l $__berth_s)))\" \"$__berth_s\" 2>/dev/null\n"
+  "  trap \"__berth_sig=$__berth_s; exit \\$((128 + \\$(kill -l $__berth_s)))\" \"$__berth_s\" 2>/dev/null\n"
   "done\n";
 
 /* Why $__berth_cwd cannot be entered, from the deepest part of it that
@@ -127,7 +132,7 @@ berth_script_build (const berth_script_spec *spec)
       berth_buf_puts (&b, cwd_why);
       berth_buf_puts (&b, spec->cwd_strict ? cd_strict : cd_fallback);
     }
-  berth_buf_printf (&b, "unset __berth_s __berth_cwd __berth_d __berth_why\neval %s 9>&-\n", qcmd);
+  berth_buf_printf (&b, "unset __berth_s __berth_sig __berth_cwd __berth_d __berth_why\neval %s 9>&-\n", qcmd);
   return berth_buf_steal (&b);
 }
 
@@ -185,6 +190,20 @@ state_field (berth_state *st, const char *f, size_t len, bool framed)
       _cleanup_free_ char *v = strndup (f + 3, len - 3);
       st->ec = v ? (int) strtol (v, NULL, 10) : 255;
       st->have_ec = true;
+    }
+  else if (len >= 4 && memcmp (f, "sig:", 4) == 0)
+    {
+      /* a signal name as `kill -l` gives it: letters, digits, + and - */
+      size_t n = len - 4;
+      bool ok = n > 0 && n < sizeof st->sig;
+      for (size_t i = 0; ok && i < n; i++)
+        ok = (f[4 + i] >= 'A' && f[4 + i] <= 'Z') || (f[4 + i] >= '0' && f[4 + i] <= '9') || f[4 + i] == '+' || f[4 + i] == '-';
+      if (ok)
+        {
+          memcpy (st->sig, f + 4, n);
+          st->sig[n] = '\0';
+          st->have_sig = true;
+        }
     }
   else if (len >= 7 && memcmp (f, "cwderr:", 7) == 0)
     {

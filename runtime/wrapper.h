@@ -7,7 +7,8 @@
  * stderr into stdout, restores the snapshot of exported state, cds, runs
  * the command with fd 9 closed, and at exit writes NUL-framed records to
  * fd 9: "BERTH:cwd:<path>", "BERTH:env:<export -p>", "BERTH:fn:<functions
- * and aliases>", "BERTH:ec:<n>" (and at start "BERTH:pid:<n>"; instead of
+ * and aliases>", "BERTH:sig:<NAME>" (only when the command's shell died of
+ * a trapped signal: `kill -SEGV $$`), "BERTH:ec:<n>" (and at start "BERTH:pid:<n>"; instead of
  * running the command, "BERTH:cwderr:<why>" when the cwd asked for cannot
  * be entered).  Nothing the command prints can forge a record:
  * the command never sees fd 9.  */
@@ -48,7 +49,8 @@ typedef struct berth_state
   berth_buf raw;    /* unparsed bytes (bounded by BERTH_STATE_MAX) */
   berth_buf diag;   /* text that was not a record (stderr of the transport) */
   bool seen_nul; /* a field can be a record only after a NUL */
-  bool have_pid, have_ec, have_cwd, overflow;
+  bool have_pid, have_ec, have_cwd, have_sig, overflow;
+  char sig[16];     /* "SEGV": the signal the command's shell died of (have_sig) */
   long pid;
   int ec;
   char *cwd;

@@ -156,6 +156,7 @@ start=$SECONDS
 r=$(bj -e "$T" -t 1 -- "echo partial; setsid bash -c 'exec -a berth-canary-$TAG sleep 300' >/dev/null 2>&1 & bash -c 'exec -a berth-canary-$TAG sleep 300' & sleep 60")
 is "$(field "$r" exit_code)" 124 "timeout exits 124"
 is "$(field "$r" timed_out)" true "timed_out is set"
+is "$(field "$r" termination.kind)" timeout "termination: timeout"
 like "$(out "$r")" "partial*\[Command timed out after 1s\]" "partial output and the timeout note"
 check "timeout returns promptly" test $((SECONDS - start)) -lt 15
 canaries () { bj -e "$T" -- "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -o 'berth-canar[y]-$TAG' | wc -l"; }
@@ -166,6 +167,7 @@ sleep 2; kill -INT $pid; wait $pid
 r=$(cat "$TEST_TMP/int.json")
 is "$(field "$r" exit_code)" 130 "an interrupt exits 130"
 like "$(out "$r")" "*\[Command interrupted\]*" "with the interrupt note"
+is "$(field "$r" termination.kind)" interrupted "termination: interrupted"
 
 # --- the wrapper killed by a signal; berth's stdout closed (issue 11.11) ---
 bx -- 'kill -SEGV $$' >"$TEST_TMP/sig.out" 2>"$TEST_TMP/sig.err"
@@ -174,6 +176,11 @@ is "$(cat "$TEST_TMP/sig.out" "$TEST_TMP/sig.err")" "" "… with no noise from b
 r=$(bj -e "$T" -- 'cd /tmp; kill -SEGV $$')
 is "$(field "$r" exit_code)" 139 "--json: exit_code 139"
 is "$(field "$r" cwd)" /tmp "… and the state is still recorded"
+is "$(field "$r" termination.kind)/$(field "$r" termination.signal)" signaled/SIGSEGV "termination: signaled, SIGSEGV (from the exit record)"
+r=$(bj -e "$T" -- 'exit 139')
+is "$(field "$r" exit_code)/$(field "$r" termination.kind)/$(field "$r" termination.signal)" 139/exited/null "exit 139 is exited, no signal"
+r=$(bj -e "$T" -- 'true')
+is "$(field "$r" termination.kind)/$(field "$r" transport)" exited/exec "a normal end: exited, over the exec transport"
 bx -e "$T" -- "yes berth-yes-$TAG" 2>"$TEST_TMP/pipe.err" | head -n1 >/dev/null
 is "${PIPESTATUS[0]}" 141 "stdout closed by its reader (| head -1): exit 141"
 is "$(cat "$TEST_TMP/pipe.err")" "" "… quietly"

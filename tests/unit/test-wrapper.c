@@ -62,6 +62,41 @@ test_text_without_nul_framing_is_not_a_record (void **state)
   feed_all_splits (junk, sizeof junk - 1, check_nothing);
 }
 
+/* The signal the command's shell died of (issue 12.9): a name, never
+   anything else.  */
+static const char sig_records[] = "x\0BERTH:pid:7\0BERTH:sig:SEGV\0BERTH:ec:139\0";
+
+static void
+check_sig (berth_state *st)
+{
+  assert_true (st->have_sig);
+  assert_string_equal (st->sig, "SEGV");
+  assert_int_equal (st->ec, 139);
+}
+
+static void
+test_state_signal_record (void **state)
+{
+  feed_all_splits (sig_records, sizeof sig_records - 1, check_sig);
+  static const char bad[] = "x\0BERTH:sig:seg v;rm\0BERTH:sig:AAAAAAAAAAAAAAAAAAAAAAAAAA\0BERTH:sig:\0BERTH:ec:139\0";
+  berth_state st = { 0 };
+  berth_state_feed (&st, bad, sizeof bad - 1);
+  berth_state_end (&st);
+  assert_false (st.have_sig);
+  berth_state_free (&st);
+}
+
+/* The script names a trapped signal for the exit record.  */
+static void
+test_script_records_trapped_signal (void **state)
+{
+  berth_script_spec ss = { .command = "true", .job = "0123" };
+  char *s = berth_script_build (&ss);
+  assert_non_null (strstr (s, "__berth_sig=$__berth_s;"));
+  assert_non_null (strstr (s, "BERTH:sig:%s"));
+  free (s);
+}
+
 static void
 test_state_channel_is_bounded (void **state)
 {
@@ -160,6 +195,8 @@ main (void)
     cmocka_unit_test (test_state_records_at_every_split),
     cmocka_unit_test (test_text_without_nul_framing_is_not_a_record),
     cmocka_unit_test (test_state_channel_is_bounded),
+    cmocka_unit_test (test_state_signal_record),
+    cmocka_unit_test (test_script_records_trapped_signal),
     cmocka_unit_test (test_quote_cwd),
     cmocka_unit_test (test_script_embeds_command_quoted),
     cmocka_unit_test (test_kill_script_names_job),

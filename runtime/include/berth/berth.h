@@ -256,6 +256,29 @@ BERTH_EXPORT const char *berth_result_full_output_path (const berth_result *r); 
 BERTH_EXPORT const char *berth_result_backend (const berth_result *r);
 BERTH_EXPORT const char *berth_result_env (const berth_result *r);
 BERTH_EXPORT uint64_t berth_result_duration_ms (const berth_result *r);
+/* How the command ended.  SIGNALED only when the exit record says the
+   command's shell died of a signal (`kill -SEGV $$`; the exit code stays
+   128+N); a child process killed by a signal is 128+N to bash and
+   stays EXITED.  OOM and LIMIT are reserved for backends that can tell
+   (none yet): never guessed from an exit status.  */
+typedef enum berth_termination
+{
+  BERTH_TERMINATION_EXITED,
+  BERTH_TERMINATION_SIGNALED,
+  BERTH_TERMINATION_TIMEOUT,
+  BERTH_TERMINATION_INTERRUPTED,
+  BERTH_TERMINATION_OOM,
+  BERTH_TERMINATION_LIMIT,
+} berth_termination;
+BERTH_EXPORT berth_termination berth_result_termination (const berth_result *r);
+/* "exited", "signaled", "timeout", "interrupted", "oom", "limit"; NULL
+   for a value this library does not know.  */
+BERTH_EXPORT const char *berth_termination_name (berth_termination t);
+/* "SIGSEGV" when SIGNALED, else NULL.  */
+BERTH_EXPORT const char *berth_result_signal (const berth_result *r);
+/* How the command reached the environment: "exec" (a spawn of the
+   backend's exec prefix, or its start callback); "agent" is to come.  */
+BERTH_EXPORT const char *berth_result_transport (const berth_result *r);
 BERTH_EXPORT berth_result *berth_result_free (berth_result *r);
 
 /* ---- exec_prefix and streams ---- */
