@@ -125,6 +125,7 @@ struct berth_env
   void *data;
   int lock_fd;
   bool created, cleaned, recreated;
+  bool executing; /* a berth_exec runs in it (session.c): one at a time */
   bool image_unrecorded; /* spec->image given to an environment recorded without one */
   uint64_t deadline_usec; /* CLOCK_MONOTONIC bound of the call in progress, 0: none */
 };

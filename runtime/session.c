@@ -5,6 +5,10 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -125,30 +129,50 @@ resolve_cwd (berth_env *env, const char *cwd)
   return berth_strdup_printf ("%s/%s", env->cwd, cwd);
 }
 
-static int
-execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret, berth_error **reterr)
+/* One execute in progress (berth_env_exec_begin .. berth_exec_free).
+   The loop of DESIGN 4 lives in exec_step; berth_env_execute is that
+   loop run to the end.  */
+struct berth_exec
 {
+  berth_env *env;
+  berth_exec_spec spec; /* the caller's, copied (size kept); its
+                           pointers are only read in begin, but for
+                           on_output/userdata */
+  bool done, locked;
+  uint64_t t0, deadline, drain_end, bound;
+  double timeout;
+  int cancel_fd;
+  char job_token[33];
+  char *cwd;
+  berth_job job;
+  exec_run run;
+  berth_buf in;
+  berth_feed feed;
+  bool started, finished, killed;
+  int lost;
+  int epfd, timerfd;
+  int reg_stdin, reg_feed; /* fds registered in epfd for the stdin feed, or -1 */
+};
+
+static int
+begin_locked (berth_exec *x, const berth_exec_spec *spec, berth_error **reterr)
+{
+  berth_env *env = x->env;
   const berth_config *cfg = env->ctx->config;
   uint64_t t0 = berth_now_usec ();
   /* 0 in the spec: the configured value; 0 there, or BERTH_TIMEOUT_NONE: none.  */
   double timeout = spec->timeout != 0 ? spec->timeout : berth_config_double (cfg, "terminal.timeout", 180);
   size_t max = BERTH_HAS_FIELD (spec, berth_exec_spec, max_bytes) && spec->max_bytes ? spec->max_bytes : (size_t) berth_config_int (cfg, "tool_output.max_bytes", 50000);
-  int cancel_fd = BERTH_HAS_FIELD (spec, berth_exec_spec, cancel_fd) && spec->cancel_fd > 0 ? spec->cancel_fd : -1;
   _cleanup_strv_free_ char **prefix = NULL;
-  _cleanup_free_ char *script = NULL, *cwd = NULL;
+  _cleanup_free_ char *script = NULL;
   _cleanup_close_ int script_fd = -1;
-  char job_token[33];
   uint32_t flags = 0;
-  berth_job job;
-  exec_run run = { .spec = spec };
-  berth_buf in = { 0 };
-  berth_feed feed;
   int stdin_fd = spec->has_stdin && BERTH_HAS_FIELD (spec, berth_exec_spec, stdin_fd) && spec->stdin_stream ? spec->stdin_fd : -1;
-  bool use_fd, finished = false, killed = false;
-  uint64_t deadline, drain_end = 0;
-  int r, status = -1, lost = 0;
-  berth_error *terr = NULL, *kerr = NULL;
+  bool use_fd;
+  int r;
 
+  x->cancel_fd = BERTH_HAS_FIELD (spec, berth_exec_spec, cancel_fd) && spec->cancel_fd > 0 ? spec->cancel_fd : -1;
+  x->t0 = t0;
   if (spec->command == NULL)
     return berth_error_set (reterr, EINVAL, "no command given");
   if (env->cleaned)
@@ -157,30 +181,31 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
     timeout = 0;
   if (!(timeout >= 0 && timeout <= BERTH_TIMEOUT_MAX)) /* NaN too */
     return berth_error_set (reterr, EINVAL, "timeout must be a number of seconds from 0 (no timeout) to %.0f (got %g)", BERTH_TIMEOUT_MAX, timeout);
-  if ((r = berth_random_hex (job_token, 16)) < 0)
+  x->timeout = timeout;
+  if ((r = berth_random_hex (x->job_token, 16)) < 0)
     return berth_error_errno (reterr, -r, "no randomness");
   /* While it runs, the command names its berth: if this process is
      killed, `berth gc` kills what it left by the job token.  Best effort
      (a state that cannot be written fails the command's save).  */
-  berth_env_record_owner (env, "running", job_token, NULL);
+  berth_env_record_owner (env, "running", x->job_token, NULL);
 
   /* Every backend call of this execute -- the transport's setup too --
-     ends by the command's deadline.  */
-  _cleanup_ (berth_env_deadline_endp) berth_env_bound bound
-    = berth_env_deadline_begin (env, timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : 0);
+     ends by the command's deadline (set by the caller around each call).  */
+  x->bound = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : 0;
+  env->deadline_usec = x->bound;
   r = berth_job_transport (env, &prefix, &flags, reterr);
   if (r < 0)
     return r;
   berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "execute in %s on %s via %s, timeout %gs", env->id, env->provider->ops->name,
                  prefix ? "its exec prefix" : "its start callback", timeout);
   use_fd = (flags & BERTH_PREFIX_PASSES_FDS) != 0;
-  cwd = resolve_cwd (env, spec->cwd);
+  x->cwd = resolve_cwd (env, spec->cwd);
   berth_script_spec ss = {
     .command = spec->command,
-    .cwd = cwd,
+    .cwd = x->cwd,
     .cwd_strict = spec->cwd && *spec->cwd,
     .snapshot = env->snapshot,
-    .job = job_token,
+    .job = x->job_token,
     .exports = (flags & BERTH_PREFIX_PASSES_ENV) ? NULL : (const char *const *) env->passthrough,
   };
   script = berth_script_build (&ss);
@@ -193,160 +218,279 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
         return berth_error_errno (reterr, -script_fd, "memfd_create");
     }
   else
-    berth_buf_append (&in, script, strlen (script) + 1); /* with its NUL */
+    berth_buf_append (&x->in, script, strlen (script) + 1); /* with its NUL */
   if (spec->has_stdin && spec->stdin_len)
-    berth_buf_append (&in, spec->stdin_data, spec->stdin_len);
+    berth_buf_append (&x->in, spec->stdin_data, spec->stdin_len);
 
   const char *inner[] = { "bash", "-c", use_fd ? BERTH_BOOT_FD : BERTH_BOOT_STDIN, NULL };
-  deadline = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : UINT64_MAX;
-  r = berth_job_start (env, prefix, inner, in.len > 0 || spec->has_stdin, script_fd, deadline == UINT64_MAX ? 0 : deadline, &job, reterr);
+  x->deadline = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : UINT64_MAX;
+  r = berth_job_start (env, prefix, inner, x->in.len > 0 || spec->has_stdin, script_fd, x->deadline == UINT64_MAX ? 0 : x->deadline, &x->job, reterr);
+  if (r < 0)
+    return r;
+  x->started = true;
+  berth_output_init (&x->run.out, max, env->spill_dir);
+  berth_feed_init (&x->feed, x->in.data, x->in.len, stdin_fd);
+
+  /* One fd for the caller to poll: the transport's output, the cancel
+     fd, the stdin feed while it has work, and a timer at the deadlines.  */
+  x->epfd = epoll_create1 (EPOLL_CLOEXEC);
+  x->timerfd = timerfd_create (CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (x->epfd < 0 || x->timerfd < 0)
+    r = -errno;
+  else
+    {
+      struct epoll_event ev = { .events = EPOLLIN };
+      if (epoll_ctl (x->epfd, EPOLL_CTL_ADD, x->job.proc.fd, &ev) < 0 || epoll_ctl (x->epfd, EPOLL_CTL_ADD, x->timerfd, &ev) < 0
+          || (x->cancel_fd >= 0 && epoll_ctl (x->epfd, EPOLL_CTL_ADD, x->cancel_fd, &ev) < 0))
+        r = -errno;
+    }
   if (r < 0)
     {
-      berth_buf_free (&in);
+      berth_error_errno (reterr, -r, "cannot watch the command's streams");
+      /* started: killed where it runs by the caller's wrap-up */
       return r;
     }
-  if (script_fd >= 0)
-    {
-      close (script_fd);
-      script_fd = -1;
-    }
-  berth_output_init (&run.out, max, env->spill_dir);
-  berth_feed_init (&feed, in.data, in.len, stdin_fd);
+  return 0;
+}
 
+static void
+arm_timer (berth_exec *x, uint64_t when)
+{
+  struct itimerspec its = { 0 };
+  if (when != UINT64_MAX)
+    {
+      if (when == 0)
+        when = 1;
+      its.it_value.tv_sec = (time_t) (when / 1000000u);
+      its.it_value.tv_nsec = (long) (when % 1000000u) * 1000;
+    }
+  timerfd_settime (x->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* The stdin feed's fds in the epoll set, as berth_job_pump_feed would
+   poll them: taken out before each round (while they are surely open;
+   the round may close the command's stdin), put back after it.  */
+static void
+feed_unwatch (berth_exec *x)
+{
+  if (x->reg_stdin >= 0 && x->reg_stdin == x->job.proc.fd)
+    {
+      /* one socket both ways (docker's hijacked stream): output only */
+      struct epoll_event in = { .events = EPOLLIN };
+      epoll_ctl (x->epfd, EPOLL_CTL_MOD, x->reg_stdin, &in);
+    }
+  else if (x->reg_stdin >= 0)
+    epoll_ctl (x->epfd, EPOLL_CTL_DEL, x->reg_stdin, NULL);
+  if (x->reg_feed >= 0)
+    epoll_ctl (x->epfd, EPOLL_CTL_DEL, x->reg_feed, NULL);
+  x->reg_stdin = x->reg_feed = -1;
+}
+
+static int
+feed_watch (berth_exec *x)
+{
+  size_t pending = 0;
+  bool open = berth_job_stdin_open (&x->job);
+  berth_feed *f = &x->feed;
+  if (f->pre_off < f->pre_len)
+    pending = f->pre_len - f->pre_off;
+  else
+    pending = f->have - f->off;
+  struct epoll_event out = { .events = EPOLLOUT }, in = { .events = EPOLLIN };
+  if (open && pending > 0 && x->job.proc.stdin_fd == x->job.proc.fd)
+    {
+      out.events |= EPOLLIN;
+      if (epoll_ctl (x->epfd, EPOLL_CTL_MOD, x->job.proc.stdin_fd, &out) < 0)
+        return -errno;
+      x->reg_stdin = x->job.proc.stdin_fd;
+    }
+  else if (open && pending > 0)
+    {
+      if (epoll_ctl (x->epfd, EPOLL_CTL_ADD, x->job.proc.stdin_fd, &out) < 0)
+        return -errno;
+      x->reg_stdin = x->job.proc.stdin_fd;
+    }
+  else if (open && f->fd >= 0 && f->fd != x->cancel_fd)
+    {
+      if (epoll_ctl (x->epfd, EPOLL_CTL_ADD, f->fd, &in) < 0)
+        return errno == EPERM ? 0 : -errno; /* a regular file: always ready, read by the round */
+      x->reg_feed = f->fd;
+    }
+  return 0;
+}
+
+static int exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr);
+
+/* The rounds that are ready; 1 while the command runs, else the
+   wrap-up's return.  Called with ENV's deadline set.  */
+static int
+exec_round (berth_exec *x, berth_result **ret, berth_error **reterr)
+{
+  uint64_t tick;
+  if (read (x->timerfd, &tick, sizeof tick) < 0)
+    {
+      /* not expired: nothing to clear */
+    }
+  feed_unwatch (x);
   for (;;)
     {
       uint64_t now = berth_now_usec ();
       bool cancel = false;
-      if (run.state.have_ec && drain_end == 0)
-        drain_end = now + DRAIN_USEC;
-      if (drain_end && now >= drain_end)
+      int r;
+      if (x->run.state.have_ec && x->drain_end == 0)
+        x->drain_end = now + DRAIN_USEC;
+      if (x->drain_end && now >= x->drain_end)
         break;
-      if (now >= deadline || run.cancelled)
+      if (now >= x->deadline || x->run.cancelled)
         {
-          killed = true;
+          x->killed = true;
           break;
         }
-      uint64_t until = drain_end ? drain_end : deadline;
-      uint64_t left_ms = (until - now) / 1000 + 1;
-      int wait_ms = left_ms > 1000 ? 1000 : (int) left_ms;
       /* stdin (the script first without fd 3) as the command takes it */
-      r = berth_job_pump_feed (&job, &feed, wait_ms, cancel_fd, &cancel, exec_sink, &run);
+      r = berth_job_pump_feed (&x->job, &x->feed, 0, x->cancel_fd, &cancel, exec_sink, &x->run);
       if (cancel)
         {
-          run.cancelled = true;
+          x->run.cancelled = true;
           continue;
         }
       if (r < 0)
         {
-          lost = -r; /* the transport broke: handled below */
+          x->lost = -r; /* the transport broke: handled in the wrap-up */
           break;
         }
       if (r == 0)
         {
-          finished = true;
+          x->finished = true;
           break;
         }
+      if (x->run.cancelled || (x->run.state.have_ec && x->drain_end == 0))
+        continue;
+      /* A file given as stdin is always ready: another round now.  */
+      if ((r = feed_watch (x)) < 0)
+        {
+          x->lost = -r;
+          break;
+        }
+      if (x->reg_stdin < 0 && x->reg_feed < 0 && x->feed.fd >= 0 && berth_job_stdin_open (&x->job) && x->feed.have == x->feed.off
+          && x->feed.pre_off >= x->feed.pre_len && x->feed.fd != x->cancel_fd)
+        arm_timer (x, 0);
+      else
+        arm_timer (x, x->drain_end ? (x->drain_end < x->deadline ? x->drain_end : x->deadline) : x->deadline);
+      return 1;
     }
-  if (feed.read_error)
-    berth_ctx_log (env->ctx, BERTH_LOG_WARNING, "session", "reading the command's stdin failed: %s", strerror (feed.read_error));
-  berth_feed_free (&feed);
-  berth_buf_free (&in);
+  return exec_finish (x, ret, reterr);
+}
+
+/* After the loop: the exit status or the kill, the state kept, the
+   result -- or the error rules of DESIGN 3.2.  */
+static int
+exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
+{
+  berth_env *env = x->env;
+  int r, status = -1;
+  berth_error *terr = NULL, *kerr = NULL;
+  x->done = true;
+  feed_unwatch (x);
+  if (x->feed.read_error)
+    berth_ctx_log (env->ctx, BERTH_LOG_WARNING, "session", "reading the command's stdin failed: %s", strerror (x->feed.read_error));
+  berth_feed_free (&x->feed);
+  berth_buf_free (&x->in);
   /* Past the loop, the wrap-up (the exit status, a kill) gets a short
      bound of its own, however close the command came to its deadline.  */
   if (env->deadline_usec)
     env->deadline_usec = berth_now_usec () + (uint64_t) KILL_TIMEOUT_S * 1000000u;
 
-  if (killed)
+  if (x->killed)
     {
       /* Our side of the transport goes, then the tree where it runs:
          a kill that cannot be delivered is reported below, never a clean
          timeout.  ESRCH: the environment itself is gone, and with it the
          command.  */
-      _cleanup_free_ char *ks = berth_kill_script (job_token, run.state.have_pid ? run.state.pid : 0);
+      _cleanup_free_ char *ks = berth_kill_script (x->job_token, x->run.state.have_pid ? x->run.state.pid : 0);
       int kst = -1;
-      berth_job_finish (&job, BERTH_JOB_KILL);
+      berth_job_finish (&x->job, BERTH_JOB_KILL);
       if (ks == NULL)
         berth_error_errno (&kerr, ENOMEM, "out of memory");
       else if (berth_job_run_script (env, ks, KILL_TIMEOUT_S, &kst, &kerr) < 0 && berth_error_code (kerr) == ESRCH)
         kerr = berth_error_free (kerr);
       else if (kerr == NULL && kst > 0)
         berth_error_set (&kerr, BERTH_E_BACKEND, "%s: the kill script exited %d", env->provider->ops->name, kst);
-      berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "%s: killed the command's tree: %s", run.cancelled ? "interrupted" : "timed out",
+      berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "%s: killed the command's tree: %s", x->run.cancelled ? "interrupted" : "timed out",
                      kerr ? berth_error_message (kerr) : "done");
-      status = run.cancelled ? 130 : 124;
+      status = x->run.cancelled ? 130 : 124;
     }
-  else if (lost)
-    berth_job_finish (&job, BERTH_JOB_KILL);
+  else if (x->lost)
+    berth_job_finish (&x->job, BERTH_JOB_KILL);
   else
-    berth_job_end_status (&job, finished ? BERTH_JOB_WAIT : BERTH_JOB_DETACH, &status, &terr);
-  berth_state_end (&run.state);
+    berth_job_end_status (&x->job, x->finished ? BERTH_JOB_WAIT : BERTH_JOB_DETACH, &status, &terr);
+  berth_state_end (&x->run.state);
 
   /* Killed, but the kill did not reach the environment, or the command
      never reported that it started (the environment did not answer from
      the start): an error, never a timeout.  */
-  if (killed && (kerr || (!run.state.have_pid && !run.cancelled)))
+  if (x->killed && (kerr || (!x->run.state.have_pid && !x->run.cancelled)))
     {
       const char *name = env->provider->ops->name;
       char what[96];
-      if (run.cancelled)
+      if (x->run.cancelled)
         snprintf (what, sizeof what, "was interrupted");
-      else if (!run.state.have_pid)
-        snprintf (what, sizeof what, "did not start within %gs", timeout);
+      else if (!x->run.state.have_pid)
+        snprintf (what, sizeof what, "did not start within %gs", x->timeout);
       else
-        snprintf (what, sizeof what, "timed out after %gs", timeout);
+        snprintf (what, sizeof what, "timed out after %gs", x->timeout);
       berth_error_free (terr);
       if (kerr)
         r = berth_error_set (reterr, BERTH_E_BACKEND, "%s: the command %s, and it may still %s there: could not kill it (%s)", name, what,
-                             run.state.have_pid ? "be running" : "start", berth_error_message (kerr));
+                             x->run.state.have_pid ? "be running" : "start", berth_error_message (kerr));
       else
         r = berth_error_set (reterr, BERTH_E_BACKEND, "%s: the environment did not answer: the command %s (nothing of it is left there)", name, what);
       berth_error_free (kerr);
-      return fail_with_output (&run, r, reterr);
+      return fail_with_output (&x->run, r, reterr);
     }
 
-  if (!killed && !run.state.have_pid)
+  if (!x->killed && !x->run.state.have_pid)
     {
       /* The wrapper never started: the transport failed.  */
-      const char *diag = run.state.diag.data ? run.state.diag.data : "";
+      const char *diag = x->run.state.diag.data ? x->run.state.diag.data : "";
       size_t n = strcspn (diag, "\n");
       _cleanup_free_ char *line = strndup (diag, n);
-      berth_output_free (&run.out);
-      berth_state_free (&run.state);
+      berth_output_free (&x->run.out);
+      berth_state_free (&x->run.state);
       if (terr)
         {
           r = berth_error_set (reterr, BERTH_E_BACKEND, "%s", berth_error_message (terr));
           berth_error_free (terr);
           return r;
         }
-      if (lost)
-        return berth_error_errno (reterr, lost, "%s: lost the command's output", env->provider->ops->name);
+      if (x->lost)
+        return berth_error_errno (reterr, x->lost, "%s: lost the command's output", env->provider->ops->name);
       return berth_error_set (reterr, BERTH_E_BACKEND, "%s: could not run the command (exit %d)%s%s", env->provider->ops->name, status, line && *line ? ": " : "", line ? line : "");
     }
 
-  /* The cwd asked for cannot be entered: the command did not run.  */
-  if (!killed && run.state.cwd_error)
+  /* The cwd asked for cannot be entered: the command did not x->run.  */
+  if (!x->killed && x->run.state.cwd_error)
     {
-      const char *why = run.state.cwd_error;
+      const char *why = x->run.state.cwd_error;
       int code = strcmp (why, "no such directory") == 0 ? ENOENT : strcmp (why, "not a directory") == 0 ? ENOTDIR : strcmp (why, "permission denied") == 0 ? EACCES : EINVAL;
-      r = berth_error_set (reterr, code, "cannot use working directory %s: %s", cwd, why);
+      r = berth_error_set (reterr, code, "cannot use working directory %s: %s", x->cwd, why);
       berth_error_free (terr);
-      berth_output_free (&run.out);
-      berth_state_free (&run.state);
+      berth_output_free (&x->run.out);
+      berth_state_free (&x->run.state);
       return r;
     }
 
   /* No exit record, and the transport cannot vouch for a status of its
-     own (a local bash killed by a signal, `exec CMD`): the daemon,
+     own (a local bash x->killed by a signal, `exec CMD`): the daemon,
      connection or jail died under the command.  An error, never a
-     result; the tree is killed where it ran, and what it printed stays
+     result; the tree is x->killed where it ran, and what it printed stays
      in the error.  */
-  if (!killed && !run.state.have_ec && (lost || terr || status < 0))
+  if (!x->killed && !x->run.state.have_ec && (x->lost || terr || status < 0))
     {
-      _cleanup_free_ char *why = NULL, *ks = berth_kill_script (job_token, run.state.pid);
+      _cleanup_free_ char *why = NULL, *ks = berth_kill_script (x->job_token, x->run.state.pid);
       if (terr)
         why = strdup (berth_error_message (terr));
-      else if (lost)
-        why = berth_strdup_printf ("%s: lost the command's output: %s", env->provider->ops->name, strerror (lost));
+      else if (x->lost)
+        why = berth_strdup_printf ("%s: lost the command's output: %s", env->provider->ops->name, strerror (x->lost));
       else
         why = berth_strdup_printf ("%s: the command's transport ended before the command reported its exit status", env->provider->ops->name);
       berth_error_free (terr);
@@ -358,70 +502,70 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
       else
         r = berth_error_set (reterr, BERTH_E_BACKEND, "%s; its processes were killed", why ? why : "the transport failed");
       berth_error_free (kerr);
-      return fail_with_output (&run, r, reterr);
+      return fail_with_output (&x->run, r, reterr);
     }
   berth_error_free (terr);
 
   berth_result *res = calloc (1, sizeof *res);
   if (res == NULL)
     {
-      berth_output_free (&run.out);
-      berth_state_free (&run.state);
+      berth_output_free (&x->run.out);
+      berth_state_free (&x->run.state);
       return berth_error_errno (reterr, ENOMEM, "out of memory");
     }
   /* The notes are inside the cap (output.h).  */
   char note[64] = "";
-  if (killed && run.cancelled)
+  if (x->killed && x->run.cancelled)
     snprintf (note, sizeof note, "\n[Command interrupted]");
-  else if (killed)
-    snprintf (note, sizeof note, "\n[Command timed out after %gs]", timeout);
-  res->output = berth_output_finish_note (&run.out, note, &res->output_len);
-  res->truncated = run.out.overflow;
-  res->total_bytes = run.out.total_bytes;
-  res->full_output_path = run.out.overflow && run.out.spill_path ? strdup (run.out.spill_path) : NULL;
-  res->timed_out = killed && !run.cancelled;
-  res->interrupted = killed && run.cancelled;
-  if (killed)
-    res->termination = run.cancelled ? BERTH_TERMINATION_INTERRUPTED : BERTH_TERMINATION_TIMEOUT;
-  else if (run.state.have_ec && run.state.have_sig)
+  else if (x->killed)
+    snprintf (note, sizeof note, "\n[Command timed out after %gs]", x->timeout);
+  res->output = berth_output_finish_note (&x->run.out, note, &res->output_len);
+  res->truncated = x->run.out.overflow;
+  res->total_bytes = x->run.out.total_bytes;
+  res->full_output_path = x->run.out.overflow && x->run.out.spill_path ? strdup (x->run.out.spill_path) : NULL;
+  res->timed_out = x->killed && !x->run.cancelled;
+  res->interrupted = x->killed && x->run.cancelled;
+  if (x->killed)
+    res->termination = x->run.cancelled ? BERTH_TERMINATION_INTERRUPTED : BERTH_TERMINATION_TIMEOUT;
+  else if (x->run.state.have_ec && x->run.state.have_sig)
     {
       /* the exit record says the command's shell died of a signal */
       res->termination = BERTH_TERMINATION_SIGNALED;
-      snprintf (res->signal, sizeof res->signal, "SIG%s", run.state.sig);
+      snprintf (res->signal, sizeof res->signal, "SIG%s", x->run.state.sig);
     }
   else
     res->termination = BERTH_TERMINATION_EXITED;
   res->transport = "exec";
-  if (killed)
+  if (x->killed)
     res->exit_code = status;
-  else if (run.state.have_ec)
-    res->exit_code = run.state.ec;
+  else if (x->run.state.have_ec)
+    res->exit_code = x->run.state.ec;
   else
     res->exit_code = status < 0 ? 255 : status;
   berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "exit %d after %llu ms (%s), %llu bytes of output", res->exit_code,
-                 (unsigned long long) ((berth_now_usec () - t0) / 1000), run.state.have_ec ? "recorded" : killed ? "killed" : "transport status",
-                 (unsigned long long) run.out.total_bytes);
+                 (unsigned long long) ((berth_now_usec () - x->t0) / 1000), x->run.state.have_ec ? "recorded" : x->killed ? "killed" : "transport status",
+                 (unsigned long long) x->run.out.total_bytes);
 
-  if (!killed && run.state.have_cwd)
+  if (!x->killed && x->run.state.have_cwd)
     {
-      res->cwd_changed = env->cwd == NULL || strcmp (env->cwd, run.state.cwd) != 0;
+      res->cwd_changed = env->cwd == NULL || strcmp (env->cwd, x->run.state.cwd) != 0;
       free (env->cwd);
-      env->cwd = strdup (run.state.cwd);
+      env->cwd = strdup (x->run.state.cwd);
     }
-  if (!killed && run.state.env)
+  if (!x->killed && x->run.state.env)
     {
-      _cleanup_free_ char *kept = berth_snapshot_filter (run.state.env, run.state.env_len, snapshot_drops, env);
+      _cleanup_free_ char *kept = berth_snapshot_filter (x->run.state.env, x->run.state.env_len, snapshot_drops, env);
       free (env->snapshot);
-      env->snapshot = kept ? berth_strdup_printf ("%s%s", kept, run.state.fn ? run.state.fn : "") : NULL;
+      env->snapshot = kept ? berth_strdup_printf ("%s%s", kept, x->run.state.fn ? x->run.state.fn : "") : NULL;
     }
   res->cwd = env->cwd ? strdup (env->cwd) : NULL;
   res->recreated = env->recreated;
   env->recreated = false;
   res->backend = strdup (env->provider->ops->name);
   res->env = strdup (env->name ? env->name : env->id);
-  res->duration_ms = (berth_now_usec () - t0) / 1000;
-  berth_output_free (&run.out);
-  berth_state_free (&run.state);
+  res->duration_ms = (berth_now_usec () - x->t0) / 1000;
+  berth_output_free (&x->run.out);
+  berth_state_free (&x->run.state);
   berth_error *serr = NULL;
   if (env->name && (r = berth_env_save (env, &serr)) < 0)
     {
@@ -441,18 +585,147 @@ execute_locked (berth_env *env, const berth_exec_spec *spec, berth_result **ret,
   return 0;
 }
 
+/* The end of an execute: the lock goes, the running record too.  */
+static void
+exec_release (berth_exec *x)
+{
+  if (x->locked)
+    {
+      berth_env_forget_owner (x->env, "running");
+      berth_env_unlock (x->env);
+      x->env->executing = false;
+      x->locked = false;
+    }
+}
+
+BERTH_EXPORT int
+berth_env_exec_begin (berth_env *env, const berth_exec_spec *spec, berth_exec **ret, berth_error **reterr)
+{
+  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
+  if (spec == NULL || spec->size < offsetof (berth_exec_spec, cancel_fd))
+    return berth_error_set (reterr, EINVAL, "no command given");
+  if (env->executing)
+    return berth_error_set (reterr, EBUSY, "environment %s runs a command already", env->name ? env->name : env->id);
+  berth_exec *x = calloc (1, sizeof *x);
+  if (x == NULL)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  *x = (berth_exec){ .env = env, .epfd = -1, .timerfd = -1, .reg_stdin = -1, .reg_feed = -1, .lost = 0 };
+  memcpy (&x->spec, spec, spec->size < sizeof x->spec ? spec->size : sizeof x->spec);
+  x->run.spec = &x->spec;
+  int r = berth_env_lock (env, reterr);
+  if (r < 0)
+    {
+      free (x);
+      return r;
+    }
+  x->locked = true;
+  env->executing = true;
+  berth_env_refresh (env);
+  uint64_t saved = env->deadline_usec;
+  r = begin_locked (x, spec, reterr);
+  if (r < 0 && x->started)
+    {
+      /* started, but it cannot be watched: killed where it runs */
+      berth_result *res = NULL;
+      x->killed = true;
+      exec_finish (x, &res, NULL);
+      berth_result_free (res);
+    }
+  env->deadline_usec = saved;
+  if (r < 0)
+    {
+      x->done = true;
+      berth_exec_free (x);
+      return r;
+    }
+  *ret = x;
+  return 0;
+}
+
+BERTH_EXPORT int
+berth_exec_fd (const berth_exec *x)
+{
+  return x->epfd;
+}
+
+BERTH_EXPORT int
+berth_exec_step (berth_exec *x, berth_result **ret, berth_error **reterr)
+{
+  if (x->done)
+    return berth_error_set (reterr, EALREADY, "the command has ended already");
+  BERTH_LOG_SCOPE (x->env->ctx, x->env->provider->ops->name);
+  uint64_t saved = x->env->deadline_usec;
+  x->env->deadline_usec = x->bound;
+  berth_result *res = NULL;
+  int r = exec_round (x, &res, reterr);
+  x->env->deadline_usec = saved;
+  if (r <= 0)
+    exec_release (x);
+  if (r == 0)
+    *ret = res;
+  return r;
+}
+
+BERTH_EXPORT int
+berth_exec_interrupt (berth_exec *x)
+{
+  if (x->done)
+    return 0;
+  x->run.cancelled = true;
+  arm_timer (x, 0); /* the fd is ready: the next step kills */
+  return 0;
+}
+
+BERTH_EXPORT berth_exec *
+berth_exec_free (berth_exec *x)
+{
+  if (x == NULL)
+    return NULL;
+  if (!x->done)
+    {
+      /* Let go of a running command: killed where it runs, like an
+         interrupt, with no result.  */
+      berth_result *res = NULL;
+      BERTH_LOG_SCOPE (x->env->ctx, x->env->provider->ops->name);
+      uint64_t saved = x->env->deadline_usec;
+      x->env->deadline_usec = x->bound;
+      x->run.cancelled = x->killed = true;
+      exec_finish (x, &res, NULL);
+      x->env->deadline_usec = saved;
+      berth_result_free (res);
+    }
+  exec_release (x);
+  if (x->epfd >= 0)
+    close (x->epfd);
+  if (x->timerfd >= 0)
+    close (x->timerfd);
+  berth_feed_free (&x->feed);
+  berth_buf_free (&x->in);
+  free (x->cwd);
+  free (x);
+  return NULL;
+}
+
 BERTH_EXPORT int
 berth_env_execute (berth_env *env, const berth_exec_spec *spec, berth_result **ret, berth_error **reterr)
 {
-  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
-  int r = berth_env_lock (env, reterr);
+  berth_exec *x = NULL;
+  int r = berth_env_exec_begin (env, spec, &x, reterr);
   if (r < 0)
     return r;
-  berth_env_refresh (env);
-  r = execute_locked (env, spec, ret, reterr);
-  berth_env_forget_owner (env, "running");
-  berth_env_unlock (env);
-  return r;
+  /* curl's easy_transfer over multi: poll the one fd, step.  The fd's
+     timer covers the deadlines; the 1 s cap is a safety net only.  */
+  while ((r = berth_exec_step (x, ret, reterr)) > 0)
+    {
+      struct pollfd p = { berth_exec_fd (x), POLLIN, 0 };
+      if (poll (&p, 1, 1000) < 0 && errno != EINTR)
+        {
+          r = berth_error_errno (reterr, errno, "poll");
+          break;
+        }
+    }
+  berth_exec_free (x);
+  return r < 0 ? r : 0;
 }
 
 BERTH_EXPORT berth_result *

@@ -256,6 +256,49 @@ BERTH_EXPORT const char *berth_result_full_output_path (const berth_result *r); 
 BERTH_EXPORT const char *berth_result_backend (const berth_result *r);
 BERTH_EXPORT const char *berth_result_env (const berth_result *r);
 BERTH_EXPORT uint64_t berth_result_duration_ms (const berth_result *r);
+/* ---- non-blocking execute ----
+   berth_env_execute is exactly this loop, run to the end:
+
+     berth_exec *x;
+     if (berth_env_exec_begin (env, &spec, &x, &err) < 0) ...
+     while ((r = berth_exec_step (x, &res, &err)) > 0)
+       poll (&(struct pollfd){ berth_exec_fd (x), POLLIN }, 1, -1);
+     berth_exec_free (x);
+
+   begin takes the named environment's lock (waiting for another
+   process's command, as execute does), checks the spec and starts the
+   command through the backend's transport (a spawn, or the provider's
+   start: that setup may block, bounded by the command's timeout).  The
+   lock is held until the command has ended (step returned 0 or < 0) or
+   the exec is freed; one exec at a time per environment handle (EBUSY).
+   SPEC's strings and stdin bytes are read in begin; its on_output and
+   userdata are used until the end.  ENV must outlive the exec.
+
+   berth_exec_fd: an epoll fd, readable (POLLIN) when step has work: the
+   command's output, room in its stdin, the caller's stdin fd or cancel
+   fd readable, or a deadline (timeout, the drain of background children
+   after the exit) reached -- so no timeout needs computing by the
+   caller.  It can go into the caller's own poll/epoll set.
+
+   berth_exec_step does what is ready without waiting and returns 1
+   while the command runs; 0 when it has ended, *RET set (the result of
+   berth_env_execute, same rules); < 0 an error (as berth_env_execute's,
+   with the command's output in the error where it has some).  The last
+   step does the wrap-up -- the exit status, a kill of the tree where it
+   runs (bounded by 5 s) and the saved state -- and may block for that
+   long.  A step after the end is EALREADY.
+
+   berth_exec_interrupt: as the spec's cancel fd -- the next step kills
+   the command's tree where it runs; the result is interrupted, 130.
+   berth_exec_free of a running command kills it the same way (no
+   result), and releases the lock.  */
+typedef struct berth_exec berth_exec;
+BERTH_EXPORT int berth_env_exec_begin (berth_env *env, const berth_exec_spec *spec, berth_exec **ret, berth_error **reterr);
+BERTH_EXPORT int berth_exec_fd (const berth_exec *exec);
+BERTH_EXPORT int berth_exec_step (berth_exec *exec, berth_result **ret, berth_error **reterr);
+BERTH_EXPORT int berth_exec_interrupt (berth_exec *exec);
+BERTH_EXPORT berth_exec *berth_exec_free (berth_exec *exec);
+
 /* How the command ended.  SIGNALED only when the exit record says the
    command's shell died of a signal (`kill -SEGV $$`; the exit code stays
    128+N); a child process killed by a signal is 128+N to bash and
