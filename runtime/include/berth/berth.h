@@ -271,6 +271,9 @@ BERTH_EXPORT uint64_t berth_result_duration_ms (const berth_result *r);
    start: that setup may block, bounded by the command's timeout).  The
    lock is held until the command has ended (step returned 0 or < 0) or
    the exec is freed; one exec at a time per environment handle (EBUSY).
+   Two handles on one named environment in one thread: the second begin
+   waits for the first's lock as another process would, i.e. forever --
+   run one command per named environment at a time.
    SPEC's strings and stdin bytes are read in begin; its on_output and
    userdata are used until the end.  ENV must outlive the exec.
 
