@@ -450,7 +450,7 @@ bwrap_create (berth_env *env, berth_error **reterr)
     }
 
   envp = helper_environ ();
-  r = berth_run_capture ((const char *const *) argv, (const char *const *) envp, NULL, 30.0, 16384, &out, &status, reterr);
+  r = berth_run_capture ((const char *const *) argv, (const char *const *) envp, NULL, berth_env_time_left (env, 30.0), 16384, &out, &status, reterr);
   berth_logf (env, BERTH_LOG_DEBUG, "jail create: %s (status %d)", r < 0 ? "cannot run the helper" : status == 0 ? "up" : "refused", status);
   if (r < 0)
     goto out;
@@ -513,14 +513,14 @@ bwrap_exec_prefix (berth_env *env, const char *user, bool interactive, char ***r
 }
 
 static int
-run_helper (const char *verb, const char *state, berth_error **reterr)
+run_helper (const char *verb, const char *state, double timeout, berth_error **reterr)
 {
   char *helper = berth_helper_path ("berth-jail"), *out = NULL;
   const char *argv[] = { helper, verb, "--state", state, NULL };
   int status = 0, r;
   if (helper == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
-  r = berth_run_capture (argv, NULL, NULL, 30.0, 8192, &out, &status, reterr);
+  r = berth_run_capture (argv, NULL, NULL, timeout, 8192, &out, &status, reterr);
   if (r >= 0 && status != 0)
     r = berth_error_set (reterr, BERTH_E_BACKEND, "bwrap: berth-jail %s: %s", verb, helper_reason (out));
   free (helper);
@@ -539,7 +539,7 @@ bwrap_cleanup (berth_env *env, bool remove, berth_error **reterr)
   if (state == NULL)
     return 0;
   berth_logf (env, BERTH_LOG_DEBUG, "destroy the jail in %s", state);
-  return run_helper ("destroy", state, reterr);
+  return run_helper ("destroy", state, berth_env_time_left (env, 30.0), reterr);
 }
 
 static int run_probe (const berth_config *cfg, bool full, double timeout, char **ret_reason);

@@ -67,6 +67,17 @@ berth_monotonic_usec (void)
   return berth_now_usec ();
 }
 
+BERTH_EXPORT double
+berth_env_time_left (const berth_env *env, double cap)
+{
+  uint64_t deadline = berth_env_deadline_usec (env), now = berth_now_usec ();
+  double left;
+  if (deadline == 0)
+    return cap;
+  left = deadline > now ? (double) (deadline - now) / 1e6 : 0.005;
+  return left < cap ? left : cap;
+}
+
 BERTH_EXPORT uint64_t
 berth_fnv1a64 (const void *data, size_t len)
 {

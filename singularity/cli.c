@@ -222,7 +222,7 @@ sing_resolve_image (berth_env *env, const char *bin, const char *image, char **r
   if (argv == NULL || envp == NULL)
     goto oom;
   berth_logf (env, BERTH_LOG_INFO, "singularity: building %s from %s (once; cached)", sif, image);
-  r = berth_run_capture ((const char *const *) argv, (const char *const *) envp, NULL, SING_BUILD_TIMEOUT,
+  r = berth_run_capture ((const char *const *) argv, (const char *const *) envp, NULL, berth_env_time_left (env, SING_BUILD_TIMEOUT),
                          SING_CAPTURE_MAX, &out, &status, &err);
   if (r == 0 && status == 0 && usable_sif (tmp) && rename (tmp, sif) == 0)
     result = strdup (sif);

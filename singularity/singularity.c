@@ -261,7 +261,7 @@ collect_binds (const berth_config *cfg, char ***ret, berth_error **reterr)
 /* Where commands start: the home the instance gives us, found by asking
    it once (and checking that the image has bash, which berth needs).  */
 static int
-probe_home (sing_env *s, berth_error **reterr)
+probe_home (berth_env *env, sing_env *s, berth_error **reterr)
 {
   char **argv = sing_exec_prefix_argv (s->bin, NULL, s->name);
   char *out = NULL, *tail;
@@ -273,7 +273,7 @@ probe_home (sing_env *s, berth_error **reterr)
       berth_strv_free (argv);
       return berth_error_set (reterr, ENOMEM, "singularity: out of memory");
     }
-  r = sing_run ((const char *const *) argv, SING_START_TIMEOUT, &out, &status, reterr);
+  r = sing_run ((const char *const *) argv, berth_env_time_left (env, SING_START_TIMEOUT), &out, &status, reterr);
   berth_strv_free (argv);
   if (r < 0)
     return r;
@@ -331,7 +331,7 @@ start_instance (berth_env *env, sing_env *s, berth_error **reterr)
       r = berth_error_set (reterr, ENOMEM, "singularity: out of memory");
       goto out;
     }
-  r = sing_run ((const char *const *) argv, SING_START_TIMEOUT, &out, &status, reterr);
+  r = sing_run ((const char *const *) argv, berth_env_time_left (env, SING_START_TIMEOUT), &out, &status, reterr);
   if (r < 0)
     goto out;
   if (status != 0)
@@ -450,7 +450,7 @@ sing_create (berth_env *env, berth_error **reterr)
   /* Throw-away environments skip the question (one exec less per
      `berth exec`): Apptainer starts contained execs in the home anyway,
      and libberth's bootstrap changes to the environment's cwd.  */
-  if (s->pwd == NULL && s->persistent && (r = probe_home (s, reterr)) < 0)
+  if (s->pwd == NULL && s->persistent && (r = probe_home (env, s, reterr)) < 0)
     {
       /* Do not leave an instance we just started and cannot use.  */
       if (!exists)

@@ -59,17 +59,17 @@ is "$(field "$r" exit_code)" 3 "exit code"
 is "$(field "$r" backend)" bwrap "the result names bwrap"
 like "$(out "$(bj -- 'touch /usr/berth-x')")" "*Read-only file system*" "host / is read-only (scenario 70)"
 r=$(bj -- 'ls /proc | grep -c "^[0-9]"')
-ok "the pid namespace shows < 10 processes (scenario 70)" test "$(out "$r")" -lt 10
+check "the pid namespace shows < 10 processes (scenario 70)" test "$(out "$r")" -lt 10
 is "$(field "$(bj -- 'echo w > in-ws.txt')" exit_code)" 0 "the workspace (initial cwd) is writable"
 is "$(cat "$WS/proj/in-ws.txt" 2>/dev/null)" w "... on the host"
-ok "canary: the planted ~/.ssh/id_rsa is unreadable" test "$(field "$(bj -- "grep -q SECRET $HOME/.ssh/id_rsa")" exit_code)" != 0
-ok "canary: terminal.bwrap_hide hides a file" test "$(out "$(bj -- "cat $WS/proj/secret.txt")")" = ""
+check "canary: the planted ~/.ssh/id_rsa is unreadable" test "$(field "$(bj -- "grep -q SECRET $HOME/.ssh/id_rsa")" exit_code)" != 0
+check "canary: terminal.bwrap_hide hides a file" test "$(out "$(bj -- "cat $WS/proj/secret.txt")")" = ""
 is "$(out "$(bj -- "cat $WS/ro/f")")" ro-data "a read-only bind is readable"
-ok "a read-only bind is not writable (scenario 71)" test "$(field "$(bj -- "echo x > $WS/ro/f")" exit_code)" != 0
+check "a read-only bind is not writable (scenario 71)" test "$(field "$(bj -- "echo x > $WS/ro/f")" exit_code)" != 0
 is "$(field "$(bj -- "echo x > $WS/rw/g")" exit_code)" 0 "a read-write bind is writable (scenario 71)"
 r=$(bj -- 'grep -E "^(CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t " " "')
 like "$(out "$r")" "*CapEff: 0000000000000000*CapBnd: 0000000000000000*NoNewPrivs: 1*Seccomp: 2*" "caps dropped, no_new_privs, seccomp on the execute path"
-ok "canary: unshare -U is refused" test "$(field "$(bj -- 'unshare -U true')" exit_code)" != 0
+check "canary: unshare -U is refused" test "$(field "$(bj -- 'unshare -U true')" exit_code)" != 0
 is "$(out "$(bj -- "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")")" lo "workspace profile: only lo (scenario 71)"
 like "$(out "$(SSH_AUTH_SOCK=/x/agent bj -- 'echo "[${SSH_AUTH_SOCK-unset}]"')")" "*[unset]*" "SSH_AUTH_SOCK does not reach the jail (scenario 70)"
 if [ -x "$CANARY" ]; then
@@ -77,7 +77,7 @@ if [ -x "$CANARY" ]; then
   "$CANARY" serve-tcp "$port" >/dev/null 2>&1 &
   srv=$!
   sleep 0.3
-  ok "canary: no network reaches a host port" test "$(field "$(bj -- "$CANARY connect-tcp $port")" exit_code)" = 1
+  check "canary: no network reaches a host port" test "$(field "$(bj -- "$CANARY connect-tcp $port")" exit_code)" = 1
   [ -S /run/docker.sock ] && ok "canary: docker.sock is masked" test "$(field "$(bj -- "$CANARY connect-unix /run/docker.sock")" exit_code)" = 1
   kill $srv 2>/dev/null
 fi
@@ -89,7 +89,7 @@ r=$("$BERTH" --config "$BAD" exec -b bwrap -- true 2>&1)
 rc=$?
 is "$rc" 125 "unknown profile is berth's own error"
 like "$r" "*restricted, workspace or network*" "unknown profile lists the three (scenario 67)"
-ok "unknown profile created nothing" test -z "$(ls "$XDG_STATE_HOME/berth/envs" 2>/dev/null)"
+check "unknown profile created nothing" test -z "$(ls "$XDG_STATE_HOME/berth/envs" 2>/dev/null)"
 printf 'terminal:\n  bwrap_profile: restricted\n' >"$XDG_CONFIG_HOME/r.yaml"
 like "$("$BERTH" --config "$XDG_CONFIG_HOME/r.yaml" exec -b bwrap -- 'touch r.txt' 2>&1)" "*Read-only file system*" "restricted: cannot write the cwd"
 printf 'terminal:\n  bwrap_profile: network\n' >"$XDG_CONFIG_HOME/n.yaml"
@@ -110,13 +110,25 @@ is "$?" 152 "a process over bwrap_cpu_seconds ends with SIGXCPU (152), not SIGKI
 like "$(cat "$TEST_TMP/cpu.out")" "*CPU time limit exceeded*" "the output says the CPU time limit was exceeded"
 like "$(cat "$TEST_TMP/cpu.err")" "*terminal.bwrap_cpu_seconds*" "and berth names the key that set it"
 
+# --- -t bounds the jail's creation too (issue 11.16 / 12.2: 30 s) ---
+mkdir -p "$WS/slowjail"
+printf '#!/bin/sh\nsleep 60\n' >"$WS/slowjail/berth-jail"
+chmod +x "$WS/slowjail/berth-jail"
+t0=$(date +%s%N)
+r=$(cd "$WS/proj" && BERTH_LIBEXECDIR=$WS/slowjail "$BERTH" exec -b bwrap -e slowjail$$ -t 2 -- true 2>&1)
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$rc" 125 "a jail helper that hangs is berth's error (125)"
+check "-t 2 bounds the jail's creation and its cleanup (took $ms ms)" test "$ms" -lt 7000
+check "the failed creation left no environment" test ! -e "$XDG_STATE_HOME/berth/envs/slowjail$$"
+
 # --- a named environment keeps its jail ---
 N=keep$$
 bx -e "$N" -- 'echo kept > /tmp/berth-keep; export KEEP_ME=yes; setsid sleep 4711 </dev/null >/dev/null 2>&1 &' >/dev/null
 is "$(bx -e "$N" -- 'cat /tmp/berth-keep')" kept "/tmp persists between commands of a named environment"
 is "$(bx -e "$N" -- 'echo $KEEP_ME')" yes "exports persist"
 is "$(bx -e "$N" -- 'pgrep -c -f "sleep 4711"')" 1 "a background process persists"
-ok "the host /tmp is untouched" test ! -e /tmp/berth-keep
+check "the host /tmp is untouched" test ! -e /tmp/berth-keep
 M=other$$
 is "$(bx -e "$M" -- 'cat /tmp/berth-keep 2>/dev/null || echo none')" none "another environment does not see its /tmp"
 is "$(bx -e "$M" -- 'pgrep -c -f "sleep 4711"')" 0 "... nor its processes"
@@ -128,18 +140,18 @@ r=$(bj -e "$N" -- 'cat /tmp/berth-keep 2>/dev/null || echo gone')
 is "$(field "$r" environment_recreated)" true "a dead jail is re-created and reported"
 is "$(out "$r")" gone "... with a fresh /tmp"
 is "$("$BERTH" rm "$N" >/dev/null 2>&1; echo $?)" 0 "berth rm"
-ok "berth rm destroys the jail" bash -c "! pgrep -f 'slee[p] 4711' >/dev/null"
+check "berth rm destroys the jail" bash -c "! pgrep -f 'slee[p] 4711' >/dev/null"
 "$BERTH" rm "$M" >/dev/null 2>&1
 
 # --- timeouts kill the tree inside the jail ---
 r=$(bj -t 2 -- 'sleep 4801 & setsid sleep 4802 & sleep 4803')
 is "$(field "$r" exit_code)" 124 "timeout exits 124"
-ok "the whole tree died, setsid included" bash -c "! pgrep -f 'sleep 480[123]' >/dev/null"
+check "the whole tree died, setsid included" bash -c "! pgrep -f 'sleep 480[123]' >/dev/null"
 
 # --- a throw-away jail dies with berth ---
 bx -- 'setsid sleep 4901 </dev/null >/dev/null 2>&1 &' >/dev/null
 sleep 0.3
-ok "a throw-away environment's background process dies with it" bash -c "! pgrep -f 'slee[p] 4901' >/dev/null"
+check "a throw-away environment's background process dies with it" bash -c "! pgrep -f 'slee[p] 4901' >/dev/null"
 
 # --- streams: exec-prefix joins the same jail ---
 X=pref$$
@@ -154,13 +166,13 @@ if [ -x "$DENYNS" ]; then
   r=$("$DENYNS" "$BERTH" --config "$CFG" exec -b bwrap -- "touch $WS/ran-unconfined" 2>&1)
   is "$?" 125 "no user namespaces: berth's own error, not a result"
   like "$r" "*seccomp filter of the enclosing container*" "the reason names the container's seccomp filter"
-  ok "nothing ran unconfined" test ! -e "$WS/ran-unconfined"
+  check "nothing ran unconfined" test ! -e "$WS/ran-unconfined"
   r=$("$BERTH" backends --json | jq -r '.[] | select(.name == "bwrap") | .status')
   is "$r" ready "probe: ready here"
   r=$("$DENYNS" "$BERTH" backends --json | jq -r '.[] | select(.name == "bwrap") | .status + ": " + .reason')
   like "$r" "unavailable: *seccomp filter of the enclosing container*" "probe: unavailable with the reason under a container-like filter"
 fi
-ok "no ghost files in HOME" test "$(cd "$HOME" && find . | sort | tr '\n' ' ')" = ". ./.ssh ./.ssh/id_rsa "
+check "no ghost files in HOME" test "$(cd "$HOME" && find . | sort | tr '\n' ' ')" = ". ./.ssh ./.ssh/id_rsa "
 
 # --- BERTH_DEBUG=bwrap (issue 11.17): jail create, attach and destroy ---
 err=$(BERTH_DEBUG=bwrap bx -- true 2>&1 >/dev/null)

@@ -256,6 +256,19 @@ t_timeout ()
   b rm "$name"
 }
 
+# -t bounds the setup too: an instance start that hangs is an error by then
+# (issue 11.16 / 12.2: it waited SING_START_TIMEOUT, 120 s).
+t_setup_deadline ()
+{
+  local t0 ms
+  t0=$(date +%s%N)
+  APPTAINER_DOUBLE_START_SLEEP=60 b exec -b singularity -e hang$$ -t 2 -- true
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  check "setup deadline: a hung instance start is berth's error (125)" [ $rc = 125 ]
+  check "setup deadline: within -t 2 and a short cleanup (took $ms ms)" [ "$ms" -lt 8000 ]
+  check "setup deadline: nothing of the environment is left" [ ! -e "$XDG_STATE_HOME/berth/envs/hang$$" ]
+}
+
 t_exec_prefix ()
 {
   local name=xp$$ line got
@@ -363,6 +376,7 @@ sing_run_all ()
   t_containall
   t_binds
   t_timeout
+  t_setup_deadline
   t_exec_prefix
   t_gc
   t_no_bash

@@ -34,6 +34,12 @@ BERTH_EXPORT char *berth_find_program (const char *name);
    and berth_start_req.deadline_usec.  */
 BERTH_EXPORT uint64_t berth_monotonic_usec (void);
 
+/* What is left of ENV's deadline (berth_env_deadline_usec), in seconds and
+   at most CAP: the timeout to give a helper or a request.  CAP when there
+   is no deadline; a few milliseconds once it has passed, so the call fails
+   at once with its own timeout.  */
+BERTH_EXPORT double berth_env_time_left (const berth_env *env, double cap);
+
 /* ---- hashing ---- */
 
 /* 64-bit FNV-1a of LEN bytes at DATA: stable across releases and hosts,
