@@ -53,7 +53,10 @@ typedef struct pdeath_args
   const char *const *argv, *const *envp;
   int src[4];
   pid_t parent;
-  int err;
+  /* Written by the vfork child, read by the parent: volatile, or the
+     compiler, which cannot see the write on the parent's path, folds
+     the read to the initial 0 and an exec failure reads as exit 127.  */
+  volatile int err;
 } pdeath_args;
 
 /* In the vfork child: async-signal-safe calls only, nothing returns.  */

@@ -7,6 +7,11 @@
 #include <berth/provider.h>
 #include "berth-private.h"
 
+/* The secondary errors error_setv does not keep go to the debug log.
+   Weak so that the configuration unit test, which links error.c
+   without log.c, still links (there they are simply not logged).  */
+#pragma weak berth_debugf
+
 struct berth_error
 {
   int code;
@@ -60,32 +65,65 @@ berth_error_take_output (berth_error *e, char *output, size_t len)
   e->output_len = output ? len : 0;
 }
 
-__attribute__ ((format (printf, 4, 0))) static int
-error_setv (berth_error **reterr, int code, int errnum, const char *fmt, va_list ap)
+/* Codes are positive inside the error object; callers may pass either
+   sign (ENOENT or -ENOENT, BERTH_E_BACKEND or -BERTH_E_BACKEND) and get
+   -code back.  0 is not a failure code: it becomes BERTH_E_FAILED.  */
+static int
+normalise_code (int code)
 {
   if (code < 0)
     code = -code;
-  if (reterr == NULL)
-    return -code;
-  berth_error *e = calloc (1, sizeof *e);
+  return code > 0 ? code : BERTH_E_FAILED;
+}
+
+/* "MSG: strerror (CODE)" for an errno value (< 4096), else MSG.  */
+__attribute__ ((format (printf, 2, 0))) static char *
+format_message (int code, const char *fmt, va_list ap)
+{
   char *msg = NULL;
-  if (e == NULL)
-    return -code;
   if (vasprintf (&msg, fmt, ap) < 0)
-    msg = NULL;
-  if (msg && errnum > 0)
+    return NULL;
+  if (code < 4096)
     {
-      char *full = berth_strdup_printf ("%s: %s", msg, strerror (errnum));
+      char *full = berth_strdup_printf ("%s: %s", msg, strerror (code));
       free (msg);
       msg = full;
     }
+  return msg;
+}
+
+__attribute__ ((format (printf, 4, 0))) static int
+error_setv (berth_error **reterr, int code, bool with_errno, const char *fmt, va_list ap)
+{
+  code = normalise_code (code);
+  if (reterr == NULL)
+    return -code;
+  char *msg = NULL;
+  if (with_errno)
+    msg = format_message (code, fmt, ap);
+  else if (vasprintf (&msg, fmt, ap) < 0)
+    msg = NULL;
+  /* An error is set already: this one is a second, independent failure
+     (a cleanup failing after the failure that caused it).  The first is
+     the cause and stays; the second goes to BERTH_DEBUG=error, not to
+     nowhere.  Context for the error that is set goes through
+     berth_error_wrap, never through a second berth_error_set.  */
+  if (*reterr)
+    {
+      if (berth_debugf)
+        berth_debugf ("error", "also failed (kept the first error, \"%s\"): %s", berth_error_message (*reterr), msg ? msg : "(no message)");
+      free (msg);
+      return -code;
+    }
+  berth_error *e = calloc (1, sizeof *e);
+  if (e == NULL)
+    {
+      free (msg);
+      return -code;
+    }
   e->code = code;
   e->message = msg;
-  /* Keep the first error: it is the cause.  */
-  if (*reterr)
-    berth_error_free (e);
-  else
-    *reterr = e;
+  *reterr = e;
   return -code;
 }
 
@@ -94,7 +132,7 @@ berth_error_set (berth_error **reterr, int code, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  int r = error_setv (reterr, code, 0, fmt, ap);
+  int r = error_setv (reterr, code, false, fmt, ap);
   va_end (ap);
   return r;
 }
@@ -103,10 +141,39 @@ BERTH_EXPORT int
 berth_error_errno (berth_error **reterr, int errnum, const char *fmt, ...)
 {
   va_list ap;
-  if (errnum < 0)
-    errnum = -errnum;
   va_start (ap, fmt);
-  int r = error_setv (reterr, errnum, errnum < 4096 ? errnum : 0, fmt, ap);
+  int r = error_setv (reterr, errnum, true, fmt, ap);
   va_end (ap);
   return r;
+}
+
+BERTH_EXPORT int
+berth_error_wrap (berth_error **reterr, int code, const char *fmt, ...)
+{
+  va_list ap;
+  int r;
+  va_start (ap, fmt);
+  if (reterr == NULL || *reterr == NULL)
+    {
+      /* Nothing below said why: CODE is the cause, with its strerror.  */
+      r = error_setv (reterr, code, true, fmt, ap);
+      va_end (ap);
+      return r;
+    }
+  berth_error *e = *reterr;
+  char *context = NULL;
+  if (vasprintf (&context, fmt, ap) < 0)
+    context = NULL;
+  va_end (ap);
+  if (context)
+    {
+      char *full = berth_strdup_printf ("%s: %s", context, berth_error_message (e));
+      if (full)
+        {
+          free (e->message);
+          e->message = full;
+        }
+      free (context);
+    }
+  return -e->code;
 }

@@ -57,7 +57,7 @@ berth_job_start (berth_env *env, char **prefix, const char *const *inner, bool h
   int r = berth_proc_spawn_fd ((const char *const *) argv, (const char *const *) env->host_environ, extra_fd,
                                (has_stdin ? BERTH_SPAWN_STDIN : 0) | BERTH_SPAWN_DIE_WITH_PARENT, &job->proc, reterr);
   if (r < 0)
-    return berth_error_set (reterr, r, "%s: cannot run %s", ops->name, argv[0]);
+    return berth_error_wrap (reterr, r, "%s", ops->name); /* "local: cannot run bash: <why>" */
   return 0;
 }
 

@@ -176,6 +176,102 @@ test_error_keeps_the_first_cause (void **state)
   assert_int_equal (berth_error_errno (NULL, ENOENT, "x"), -ENOENT);
 }
 
+static void
+test_error_wrap_adds_context_and_keeps_the_code (void **state)
+{
+  berth_error *err = NULL;
+  assert_int_equal (berth_error_set (&err, BERTH_E_BACKEND, "the daemon said no"), -BERTH_E_BACKEND);
+  assert_int_equal (berth_error_wrap (&err, EIO, "bwrap: creating the jail"), -BERTH_E_BACKEND);
+  assert_int_equal (berth_error_wrap (&err, EIO, "open %s", "x"), -BERTH_E_BACKEND);
+  assert_string_equal (berth_error_message (err), "open x: bwrap: creating the jail: the daemon said no");
+  assert_int_equal (berth_error_code (err), BERTH_E_BACKEND);
+  berth_error_free (err);
+  /* Nothing set below: the wrap is the error, with its errno text.  */
+  err = NULL;
+  assert_int_equal (berth_error_wrap (&err, -ENOENT, "reading %s", "f"), -ENOENT);
+  assert_int_equal (berth_error_code (err), ENOENT);
+  assert_string_equal (berth_error_message (err), "reading f: No such file or directory");
+  berth_error_free (err);
+  /* NULL reterr: harmless, the code comes back.  */
+  assert_int_equal (berth_error_wrap (NULL, -ENOENT, "ctx"), -ENOENT);
+  assert_int_equal (berth_error_wrap (NULL, BERTH_E_CONFIG, "ctx %d", 1), -BERTH_E_CONFIG);
+}
+
+static void
+test_error_codes_are_positive_inside (void **state)
+{
+  berth_error *err = NULL;
+  assert_int_equal (berth_error_set (&err, -BERTH_E_BACKEND, "x"), -BERTH_E_BACKEND);
+  assert_int_equal (berth_error_code (err), BERTH_E_BACKEND);
+  err = berth_error_free (err);
+  assert_int_equal (berth_error_set (&err, -ENOTSUP, "y"), -ENOTSUP);
+  assert_int_equal (berth_error_code (err), ENOTSUP);
+  err = berth_error_free (err);
+  assert_int_equal (berth_error_errno (&err, -EACCES, "z"), -EACCES);
+  assert_int_equal (berth_error_code (err), EACCES);
+  assert_string_equal (berth_error_message (err), "z: Permission denied");
+  err = berth_error_free (err);
+  /* 0 is no failure code: never an error whose code reads as success.  */
+  assert_int_equal (berth_error_set (&err, 0, "w"), -BERTH_E_FAILED);
+  assert_int_equal (berth_error_code (err), BERTH_E_FAILED);
+  berth_error_free (err);
+}
+
+static int
+nobin_create (berth_env *env, berth_error **reterr)
+{
+  return 0;
+}
+
+static int
+nobin_cleanup (berth_env *env, bool remove, berth_error **reterr)
+{
+  return 0;
+}
+
+static int
+nobin_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
+{
+  *ret_argv = berth_strv_new ("/nonexistent/berth-test-client", NULL);
+  *ret_flags = 0;
+  return *ret_argv ? 0 : -ENOMEM;
+}
+
+static const berth_provider_ops nobin = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "nobin",
+  .create = nobin_create,
+  .cleanup = nobin_cleanup,
+  .exec_prefix = nobin_exec_prefix,
+};
+
+/* review-0.1 §3.4: the context berth_job_start adds to a failed spawn
+   was dropped (a second berth_error_set is a no-op).  */
+static void
+test_spawn_failure_names_the_backend_and_the_cause (void **state)
+{
+  berth_ctx *ctx = *state;
+  berth_env_spec es = BERTH_ENV_SPEC_INIT;
+  berth_exec_spec xs = BERTH_EXEC_SPEC_INIT;
+  berth_env *env = NULL;
+  berth_result *res = NULL;
+  berth_error *err = NULL;
+  assert_int_equal (berth_ctx_register (ctx, &nobin, "test", NULL, false, NULL), 0);
+  es.backend = "nobin";
+  if (berth_env_open (ctx, &es, &env, &err) < 0)
+    fail_msg ("open: %s", berth_error_message (err));
+  xs.command = "true";
+  assert_true (berth_env_execute (env, &xs, &res, &err) < 0);
+  assert_null (res);
+  const char *msg = berth_error_message (err);
+  assert_non_null (strstr (msg, "nobin: "));
+  assert_non_null (strstr (msg, "/nonexistent/berth-test-client"));
+  assert_non_null (strstr (msg, strerror (ENOENT)));
+  assert_int_equal (berth_error_code (err), ENOENT);
+  berth_error_free (err);
+  berth_env_unref (env);
+}
+
 int
 main (void)
 {
@@ -188,6 +284,9 @@ main (void)
     cmocka_unit_test (test_shell_quote_round_trips),
     cmocka_unit_test (test_run_capture_times_out),
     cmocka_unit_test (test_error_keeps_the_first_cause),
+    cmocka_unit_test (test_error_wrap_adds_context_and_keeps_the_code),
+    cmocka_unit_test (test_error_codes_are_positive_inside),
+    cmocka_unit_test_setup_teardown (test_spawn_failure_names_the_backend_and_the_cause, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

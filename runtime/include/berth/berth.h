@@ -56,7 +56,25 @@ BERTH_EXPORT berth_error *berth_error_free (berth_error *e);
    died mid-command, or its state could not be recorded): capped like a
    result's output, or NULL when the error is not of that kind.  */
 BERTH_EXPORT const char *berth_error_output (const berth_error *e, size_t *ret_len);
+/* Set *reterr (when reterr is non-NULL) to a new error CODE with the
+   message FMT, and return -CODE.  CODE may be given with either sign
+   (ENOENT or -ENOENT, BERTH_E_BACKEND or -BERTH_E_BACKEND); inside the
+   error it is always positive, and 0 becomes BERTH_E_FAILED.
+   When *reterr is set already the new error is a second, independent
+   failure (a cleanup failing after the failure it cleans up): the first
+   error is the cause and is kept, the second goes to the debug log
+   (BERTH_DEBUG=error).  To add context to the error that is set, use
+   berth_error_wrap, not a second berth_error_set.  */
 BERTH_EXPORT int berth_error_set (berth_error **reterr, int code, const char *fmt, ...) BERTH_PRINTF (3, 4);
+/* Add context on the way up: the message of *reterr becomes
+   "FMT: <its message>" and its code stays; returns -(its code).  Where
+   nothing was set (reterr NULL, or the callee returned a code without
+   an error), it sets an error CODE with the message "FMT: strerror
+   (CODE)" (as berth_error_errno) and returns -CODE.  So
+     if (r < 0)
+       return berth_error_wrap (reterr, r, "bwrap: creating the jail");
+   never loses the cause nor the context.  */
+BERTH_EXPORT int berth_error_wrap (berth_error **reterr, int code, const char *fmt, ...) BERTH_PRINTF (3, 4);
 
 /* ---- logging ---- */
 enum
