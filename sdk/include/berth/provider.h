@@ -195,7 +195,13 @@ typedef const berth_provider_ops *(*berth_provider_entry_fn) (void);
 
 /* ---- services libberth offers providers ---- */
 
-/* Errors: set *reterr (when non-NULL) and return -code.  */
+/* Errors (berth.h has the rules): berth_error_set (reterr, code, fmt, ...)
+   makes an error with the message FMT; berth_error_errno is the same
+   constructor with ": strerror (ERRNUM)" appended when ERRNUM is an errno
+   value (< 4096; a BERTH_E_* code gets nothing appended), for a failed
+   system call: berth_error_errno (reterr, errno, "open %s", path).  Both
+   take the code with either sign and return -code.  Context for an error
+   a callee set goes through berth_error_wrap.  */
 BERTH_EXPORT int berth_error_errno (berth_error **reterr, int errnum, const char *fmt, ...) BERTH_PRINTF (3, 4);
 BERTH_EXPORT void berth_logf (berth_env *env, int level, const char *fmt, ...) BERTH_PRINTF (3, 4);
 /* A debug line in AREA (the backend's name) where no env is at hand (a
