@@ -38,6 +38,7 @@ typedef struct berth_plugin_info
 
 struct berth_ctx
 {
+  unsigned n_ref; /* berth_ctx_ref / berth_ctx_unref */
   berth_config *config;
   berth_log_fn log_fn;
   void *log_userdata;
@@ -109,6 +110,7 @@ BERTH_INTERNAL bool berth_env_name_is_credential (const char *name);
 /* env.c */
 struct berth_env
 {
+  unsigned n_ref; /* berth_env_ref / berth_env_unref */
   berth_ctx *ctx;
   berth_provider *provider;
   char *name; /* NULL for throw-away */

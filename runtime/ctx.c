@@ -26,6 +26,7 @@ berth_ctx_new (berth_ctx **ret, berth_error **reterr)
   berth_ctx *ctx = calloc (1, sizeof *ctx);
   if (ctx == NULL)
     return berth_error_errno (reterr, ENOMEM, "cannot allocate context");
+  ctx->n_ref = 1;
   ctx->config = berth_config_new ();
   _cleanup_free_ char *state = berth_xdg_dir ("XDG_STATE_HOME", ".local/state");
   ctx->state_dir = state ? berth_strdup_printf ("%s/berth", state) : NULL;
@@ -49,9 +50,17 @@ berth_ctx_new (berth_ctx **ret, berth_error **reterr)
 }
 
 BERTH_EXPORT berth_ctx *
+berth_ctx_ref (berth_ctx *ctx)
+{
+  if (ctx)
+    ctx->n_ref++;
+  return ctx;
+}
+
+BERTH_EXPORT berth_ctx *
 berth_ctx_unref (berth_ctx *ctx)
 {
-  if (ctx == NULL)
+  if (ctx == NULL || --ctx->n_ref > 0)
     return NULL;
   for (size_t i = 0; i < ctx->n_providers; i++)
     {

@@ -94,6 +94,7 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
       return berth_error_errno (reterr, ENOMEM, "out of memory");
     }
   env->ctx = ctx;
+  env->n_ref = 1;
   env->lock_fd = -1;
   if (name && !berth_env_name_is_valid (name))
     {
@@ -303,9 +304,17 @@ berth_env_cleanup (berth_env *env, berth_error **reterr)
 }
 
 BERTH_EXPORT berth_env *
+berth_env_ref (berth_env *env)
+{
+  if (env)
+    env->n_ref++;
+  return env;
+}
+
+BERTH_EXPORT berth_env *
 berth_env_unref (berth_env *env)
 {
-  if (env == NULL)
+  if (env == NULL || --env->n_ref > 0)
     return NULL;
   BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
   berth_env_cleanup (env, NULL);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 
@@ -272,6 +273,40 @@ test_spawn_failure_names_the_backend_and_the_cause (void **state)
   berth_env_unref (env);
 }
 
+/* Public handles are reference counted (issue 12.6).  */
+static void
+test_ctx_and_env_are_reference_counted (void **state)
+{
+  berth_ctx *ctx = *state;
+  berth_env_spec es = BERTH_ENV_SPEC_INIT;
+  berth_env *env = NULL;
+  berth_error *err = NULL;
+  struct stat st;
+
+  assert_ptr_equal (berth_ctx_ref (ctx), ctx);
+  assert_null (berth_ctx_unref (ctx)); /* one left: the fixture's */
+  assert_int_equal (berth_ctx_register (ctx, &nobin, "test", NULL, false, NULL), 0);
+  assert_non_null (berth_ctx_find_provider (ctx, "nobin"));
+  assert_null (berth_ctx_ref (NULL));
+
+  es.backend = "nobin";
+  if (berth_env_open (ctx, &es, &env, &err) < 0)
+    fail_msg ("open: %s", berth_error_message (err));
+  char *dir = strdup (berth_env_state_dir (env));
+  assert_non_null (dir);
+  assert_int_equal (stat (dir, &st), 0);
+  assert_ptr_equal (berth_env_ref (env), env);
+  assert_null (berth_env_unref (env));
+  /* Still held: a throw-away environment is not cleaned up yet.  */
+  assert_int_equal (stat (dir, &st), 0);
+  assert_string_equal (berth_env_backend (env), "nobin");
+  assert_null (berth_env_unref (env));
+  /* The last reference: cleaned up and freed.  */
+  assert_int_equal (stat (dir, &st), -1);
+  assert_null (berth_env_ref (NULL));
+  free (dir);
+}
+
 int
 main (void)
 {
@@ -287,6 +322,7 @@ main (void)
     cmocka_unit_test (test_error_wrap_adds_context_and_keeps_the_code),
     cmocka_unit_test (test_error_codes_are_positive_inside),
     cmocka_unit_test_setup_teardown (test_spawn_failure_names_the_backend_and_the_cause, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_ctx_and_env_are_reference_counted, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -88,6 +88,11 @@ typedef void (*berth_log_fn) (void *userdata, int level, const char *area, const
 
 /* ---- context, configuration, registry ---- */
 BERTH_EXPORT int berth_ctx_new (berth_ctx **ret, berth_error **reterr);
+/* Contexts are reference counted: berth_ctx_new returns one reference,
+   berth_ctx_ref adds one (and returns CTX), berth_ctx_unref drops one and
+   frees the context at the last.  Its environments do not hold one: the
+   context must outlive them.  */
+BERTH_EXPORT berth_ctx *berth_ctx_ref (berth_ctx *ctx);
 BERTH_EXPORT berth_ctx *berth_ctx_unref (berth_ctx *ctx);
 BERTH_EXPORT void berth_ctx_set_log (berth_ctx *ctx, berth_log_fn fn, void *userdata);
 /* Load the layered configuration: system, user, $BERTH_CONFIG, then EXTRA
@@ -194,8 +199,11 @@ typedef struct berth_env_spec
 #define BERTH_ENV_SPEC_INIT { .size = sizeof (berth_env_spec) }
 
 BERTH_EXPORT int berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, berth_error **reterr);
-/* Releases the handle.  A throw-away environment is cleaned up; a named one
-   persists until berth_env_remove.  */
+/* Handles are reference counted: berth_env_open returns one reference,
+   berth_env_ref adds one (and returns ENV).  berth_env_unref drops one;
+   the last releases the handle: a throw-away environment is cleaned up,
+   a named one persists until berth_env_remove.  */
+BERTH_EXPORT berth_env *berth_env_ref (berth_env *env);
 BERTH_EXPORT berth_env *berth_env_unref (berth_env *env);
 /* Idempotent: releases the environment per its persistence.  */
 BERTH_EXPORT int berth_env_cleanup (berth_env *env, berth_error **reterr);
