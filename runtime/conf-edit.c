@@ -373,8 +373,8 @@ edit_read (const char *file, char **ret_real, char **ret_text, size_t *ret_len, 
   _cleanup_free_ char *real = realpath (file, NULL);
   struct stat st;
   int r;
-  if (real == NULL && (real = strdup (file)) == NULL)
-    return -ENOMEM;
+  if (real == NULL)
+    real = xstrdup (file);
   r = conf_read_file (real, file, ret_text, ret_len, reterr);
   *ret_exists = r >= 0;
   *ret_mode = 0600;
@@ -383,8 +383,7 @@ edit_read (const char *file, char **ret_real, char **ret_text, size_t *ret_len, 
   if (!*ret_exists)
     {
       *ret_len = 0;
-      if ((*ret_text = strdup ("")) == NULL)
-        return -ENOMEM;
+      *ret_text = xstrdup ("");
     }
   if (*ret_exists && stat (real, &st) == 0)
     *ret_mode = st.st_mode & 07777;

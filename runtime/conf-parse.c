@@ -222,9 +222,7 @@ parse_anchor_add (parse_state *ps, const char *name, const berth_config *node, c
 {
   if (ps->n_anchors == CONFIG_MAX_ANCHORS)
     return config_error (reterr, ps->name, p, "more than %d anchors", CONFIG_MAX_ANCHORS);
-  ps->anchors[ps->n_anchors].name = strdup (name);
-  if (ps->anchors[ps->n_anchors].name == NULL)
-    return -ENOMEM;
+  ps->anchors[ps->n_anchors].name = xstrdup (name);
   ps->anchors[ps->n_anchors++].node = node;
   return 0;
 }

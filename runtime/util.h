@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__ ((cleanup (f)))
@@ -36,6 +38,67 @@ berth_closep (int *fd)
       close (*fd);
       errno = saved;
     }
+}
+
+/* Small allocations abort when memory runs out (DESIGN §4, as crun and
+   bubblewrap do): no ENOMEM branch for a path, a name, an argv.  A size
+   a user or a daemon controls is bounded first and allocated with plain
+   malloc, failing cleanly.  xstrdup (NULL) is NULL.  */
+__attribute__ ((noreturn, cold)) static inline void
+berth_oom (void)
+{
+  abort ();
+}
+
+static inline void *
+xmalloc (size_t n)
+{
+  void *p = malloc (n ? n : 1);
+  if (p == NULL)
+    berth_oom ();
+  return p;
+}
+
+static inline void *
+xcalloc (size_t n, size_t size)
+{
+  void *p = calloc (n ? n : 1, size ? size : 1);
+  if (p == NULL)
+    berth_oom ();
+  return p;
+}
+
+static inline void *
+xrealloc (void *old, size_t n)
+{
+  void *p = realloc (old, n ? n : 1);
+  if (p == NULL)
+    berth_oom ();
+  return p;
+}
+
+static inline char *
+xstrdup (const char *s)
+{
+  if (s == NULL)
+    return NULL;
+  char *p = strdup (s);
+  if (p == NULL)
+    berth_oom ();
+  return p;
+}
+
+__attribute__ ((format (printf, 1, 2))) static inline char *
+xasprintf (const char *fmt, ...)
+{
+  va_list ap;
+  char *p = NULL;
+  va_start (ap, fmt);
+  int r = vasprintf (&p, fmt, ap);
+  va_end (ap);
+  if (r < 0)
+    berth_oom ();
+  return p;
 }
 
 char **berth_strv_free (char **strv);

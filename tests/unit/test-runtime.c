@@ -3,11 +3,13 @@
 #include "config.h"
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <cmocka.h>
@@ -307,6 +309,36 @@ test_ctx_and_env_are_reference_counted (void **state)
   free (dir);
 }
 
+/* Small allocations abort instead of returning NULL (DESIGN §4).  */
+static void
+test_small_allocations_abort_when_memory_runs_out (void **state)
+{
+  char *s = xasprintf ("%s-%d", "a", 1);
+  assert_string_equal (s, "a-1");
+  free (s);
+  s = xstrdup ("b");
+  assert_string_equal (s, "b");
+  free (s);
+  assert_null (xstrdup (NULL));
+  free (xmalloc (0));
+  free (xcalloc (0, 0));
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    {
+      volatile size_t huge = SIZE_MAX / 2;
+      struct rlimit no_core = { 0, 0 };
+      setrlimit (RLIMIT_CORE, &no_core);
+      signal (SIGABRT, SIG_DFL); /* not cmocka's handler */
+      free (xmalloc (huge));
+      _exit (0);
+    }
+  int status = 0;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  assert_true (WIFSIGNALED (status));
+  assert_int_equal (WTERMSIG (status), SIGABRT);
+}
+
 int
 main (void)
 {
@@ -323,6 +355,7 @@ main (void)
     cmocka_unit_test (test_error_codes_are_positive_inside),
     cmocka_unit_test_setup_teardown (test_spawn_failure_names_the_backend_and_the_cause, setup, teardown),
     cmocka_unit_test_setup_teardown (test_ctx_and_env_are_reference_counted, setup, teardown),
+    cmocka_unit_test (test_small_allocations_abort_when_memory_runs_out),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
