@@ -125,6 +125,7 @@ struct berth_env
   char **host_environ;
   char **passthrough;
   void *data;
+  const struct berth_transport_ops *transport; /* chosen on first use (transport.c) */
   int lock_fd;
   bool created, cleaned, recreated;
   bool executing; /* a berth_exec runs in it (session.c): one at a time */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "provider-call.h"
 #include "state.h"
 
 extern char **environ;
@@ -50,16 +51,15 @@ default_cwd (berth_env *env, char *buf, size_t size)
   const char *cwd = berth_config_string (env->ctx->config, "terminal.cwd", NULL);
   if (cwd && *cwd && strcmp (cwd, ".") != 0)
     return cwd;
-  if (env->provider->ops->default_cwd)
-    return env->provider->ops->default_cwd;
+  if (berth_provider_default_cwd (env->provider))
+    return berth_provider_default_cwd (env->provider);
   return getcwd (buf, size);
 }
 
 void
 berth_env_free (berth_env *env)
 {
-  if (env->data && env->provider->ops->free_data)
-    env->provider->ops->free_data (env->data);
+  berth_provider_call_free_data (env);
   if (env->lock_fd >= 0)
     close (env->lock_fd);
   free (env->name);
@@ -208,7 +208,7 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
   int r = berth_env_new (ctx, spec, false, NULL, &env, reterr);
   if (r < 0)
     return r;
-  BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
+  BERTH_LOG_SCOPE (ctx, berth_env_backend (env));
   /* The setup bound holds until open returns (error paths free ENV).  */
   double setup = BERTH_HAS_FIELD (spec, berth_env_spec, setup_timeout) ? spec->setup_timeout : 0;
   env->deadline_usec = setup > 0 && setup <= BERTH_TIMEOUT_MAX ? berth_now_usec () + (uint64_t) (setup * 1e6) : 0;
@@ -230,8 +230,8 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
       return r;
     }
   berth_ctx_log (ctx, BERTH_LOG_DEBUG, "session", "open %s environment %s on %s (%s)", existed ? "existing" : "new", env->name ? env->name : env->id,
-                 env->provider->ops->name, env->provider->origin);
-  r = env->provider->ops->create (env, reterr);
+                 berth_env_backend (env), env->provider->origin);
+  r = berth_provider_call_create (env, reterr);
   if (r < 0)
     {
       /* Nothing of a failed creation is left behind (a throw-away
@@ -242,8 +242,7 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
         {
           /* past the setup bound, the cleanup still gets a short one */
           env->deadline_usec = berth_now_usec () + 2000000;
-          if (env->provider->ops->cleanup)
-            env->provider->ops->cleanup (env, true, NULL);
+          berth_provider_call_cleanup (env, true, NULL);
           env->cleaned = true;
           berth_rm_rf (env->state_dir);
           berth_rm_rf (env->runtime_dir);
@@ -268,8 +267,7 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
       /* Not recorded: nobody could find it again.  A new one goes.  */
       if (!existed)
         {
-          if (env->provider->ops->cleanup)
-            env->provider->ops->cleanup (env, true, NULL);
+          berth_provider_call_cleanup (env, true, NULL);
           env->cleaned = true;
           berth_rm_rf (env->state_dir);
           berth_rm_rf (env->runtime_dir);
@@ -290,11 +288,10 @@ berth_env_cleanup (berth_env *env, berth_error **reterr)
   int r = 0;
   if (env == NULL || env->cleaned)
     return 0;
-  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
+  BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   env->cleaned = true;
   berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "clean up %s environment %s", env->name ? "named" : "throw-away", env->name ? env->name : env->id);
-  if (env->provider->ops->cleanup)
-    r = env->provider->ops->cleanup (env, env->name == NULL, reterr);
+  r = berth_provider_call_cleanup (env, env->name == NULL, reterr);
   if (env->name == NULL)
     {
       berth_rm_rf (env->state_dir);
@@ -316,7 +313,7 @@ berth_env_unref (berth_env *env)
 {
   if (env == NULL || --env->n_ref > 0)
     return NULL;
-  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
+  BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   berth_env_cleanup (env, NULL);
   berth_env_free (env);
   return NULL;
@@ -332,10 +329,10 @@ berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr)
   r = berth_env_new (ctx, &spec, true, NULL, &env, reterr);
   if (r < 0)
     return r;
-  BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
-  berth_ctx_log (ctx, BERTH_LOG_DEBUG, "session", "remove environment %s on %s", name, env->provider->ops->name);
-  if ((r = berth_env_lock (env, reterr)) >= 0 && env->provider->ops->cleanup)
-    r = env->provider->ops->cleanup (env, true, reterr);
+  BERTH_LOG_SCOPE (ctx, berth_env_backend (env));
+  berth_ctx_log (ctx, BERTH_LOG_DEBUG, "session", "remove environment %s on %s", name, berth_env_backend (env));
+  if ((r = berth_env_lock (env, reterr)) >= 0)
+    r = berth_provider_call_cleanup (env, true, reterr);
   env->cleaned = true;
   if (r >= 0)
     {
@@ -354,16 +351,16 @@ berth_gc (berth_ctx *ctx, berth_error **reterr)
   berth_ctx_load_providers (ctx); /* leftovers of every backend */
   for (size_t i = 0; i < ctx->n_providers; i++)
     {
-      const berth_provider_ops *ops = ctx->providers[i]->ops;
+      const berth_provider *p = ctx->providers[i];
       berth_error *err = NULL;
-      if (ops->gc == NULL)
+      if (!berth_provider_call_has_gc (p))
         continue;
-      BERTH_LOG_SCOPE (ctx, ops->name);
-      int r = ops->gc (ctx->config, lifetime, &err);
+      BERTH_LOG_SCOPE (ctx, berth_provider_name (p));
+      int r = berth_provider_call_gc (p, lifetime, &err);
       if (r > 0)
         total += r;
       if (r < 0)
-        berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "%s: %s", ops->name, berth_error_message (err));
+        berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "%s: %s", berth_provider_name (p), berth_error_message (err));
       berth_error_free (err);
     }
   return total;

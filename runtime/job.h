@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* job.h: one process inside an environment, started through the
-   backend's transport -- a local prefix argv (spawned here), or the
-   backend's start op -- seen as a berth_proc either way.  */
+   environment's transport (transport.h) and seen as a berth_proc.  */
 #ifndef BERTH_JOB_H
 #define BERTH_JOB_H
 
@@ -11,16 +10,9 @@ typedef struct berth_job
 {
   berth_proc proc;
   bool eof;
+  const struct berth_transport_ops *transport; /* that started it */
 } berth_job;
 
-/* How the environment's transport runs things: the prefix (NULL for start
-   transports) and BERTH_PREFIX_* flags.  */
-BERTH_INTERNAL int berth_job_transport (berth_env *env, char ***ret_prefix, uint32_t *ret_flags, berth_error **reterr);
-/* Start INNER inside ENV.  PREFIX from berth_job_transport.  EXTRA_FD
-   becomes fd 3 when the prefix passes fds.  DEADLINE_USEC (monotonic, 0
-   none) bounds a start transport's setup (berth_start_req).  */
-BERTH_INTERNAL int berth_job_start (berth_env *env, char **prefix, const char *const *inner, bool has_stdin, int extra_fd, uint64_t deadline_usec,
-                                    berth_job *job, berth_error **reterr);
 /* Wait up to TIMEOUT_MS for output (or for EXTRA_FD to become readable:
    *EXTRA_READY); deliver output to SINK.  Returns 1 while something is
    open, 0 once stdout and stderr ended, -errno on error.  */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "berth-private.h"
+#include "provider-call.h"
 
 static const char *const reserved_names[] = { BERTH_RESERVED_NAMES, NULL };
 
@@ -168,7 +169,7 @@ BERTH_EXPORT bool
 berth_provider_flag (berth_provider *p, uint32_t flag)
 {
   bool declared = (p->ops->flags & flag) != 0, v;
-  if (BERTH_HAS_FIELD (p->ops, berth_provider_ops, flag) && p->ops->flag && p->ops->flag (p->ctx->config, flag, &v) >= 0)
+  if (berth_provider_call_flag (p, flag, &v) >= 0)
     return v;
   return declared;
 }
@@ -191,12 +192,7 @@ berth_provider_probe (berth_provider *p, char **ret_reason)
   char *reason = NULL;
   int r;
   BERTH_LOG_SCOPE (p->ctx, p->ops->name);
-  if (p->ops->probe == NULL)
-    {
-      *ret_reason = NULL;
-      return BERTH_PROBE_READY;
-    }
-  r = p->ops->probe (p->ctx->config, &reason);
+  r = berth_provider_call_probe (p, &reason);
   if (r < 0 || r > BERTH_PROBE_UNAVAILABLE)
     {
       free (reason);
@@ -220,7 +216,5 @@ berth_provider_doctor (berth_provider *p, berth_check_fn fn, void *userdata)
   int state = berth_provider_probe (p, &reason);
   fn (userdata, "probe", state == BERTH_PROBE_READY, reason ? reason : "ready", state == BERTH_PROBE_READY ? NULL : p->ops->setup_instructions);
   BERTH_LOG_SCOPE (p->ctx, p->ops->name);
-  if (p->ops->doctor)
-    return p->ops->doctor (p->ctx->config, fn, userdata);
-  return 0;
+  return berth_provider_call_doctor (p, fn, userdata);
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "job.h"
+#include "transport.h"
 #include "output.h"
 #include "snapshot.h"
 #include "wrapper.h"
@@ -163,7 +163,7 @@ begin_locked (berth_exec *x, const berth_exec_spec *spec, berth_error **reterr)
   /* 0 in the spec: the configured value; 0 there, or BERTH_TIMEOUT_NONE: none.  */
   double timeout = spec->timeout != 0 ? spec->timeout : berth_config_double (cfg, "terminal.timeout", 180);
   size_t max = BERTH_HAS_FIELD (spec, berth_exec_spec, max_bytes) && spec->max_bytes ? spec->max_bytes : (size_t) berth_config_int (cfg, "tool_output.max_bytes", 50000);
-  _cleanup_strv_free_ char **prefix = NULL;
+  _cleanup_ (berth_transport_call_free) berth_transport_call call = { 0 };
   _cleanup_free_ char *script = NULL;
   _cleanup_close_ int script_fd = -1;
   uint32_t flags = 0;
@@ -193,11 +193,12 @@ begin_locked (berth_exec *x, const berth_exec_spec *spec, berth_error **reterr)
      ends by the command's deadline (set by the caller around each call).  */
   x->bound = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : 0;
   env->deadline_usec = x->bound;
-  r = berth_job_transport (env, &prefix, &flags, reterr);
+  r = berth_transport_prepare (env, &call, reterr);
   if (r < 0)
     return r;
-  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "execute in %s on %s via %s, timeout %gs", env->id, env->provider->ops->name,
-                 prefix ? "its exec prefix" : "its start callback", timeout);
+  flags = call.flags;
+  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "execute in %s on %s via %s, timeout %gs", env->id, berth_env_backend (env),
+                 berth_transport_get (env)->via, timeout);
   use_fd = (flags & BERTH_PREFIX_PASSES_FDS) != 0;
   x->cwd = resolve_cwd (env, spec->cwd);
   berth_script_spec ss = {
@@ -224,7 +225,7 @@ begin_locked (berth_exec *x, const berth_exec_spec *spec, berth_error **reterr)
 
   const char *inner[] = { "bash", "-c", use_fd ? BERTH_BOOT_FD : BERTH_BOOT_STDIN, NULL };
   x->deadline = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : UINT64_MAX;
-  r = berth_job_start (env, prefix, inner, x->in.len > 0 || spec->has_stdin, script_fd, x->deadline == UINT64_MAX ? 0 : x->deadline, &x->job, reterr);
+  r = berth_transport_start (env, &call, inner, x->in.len > 0 || spec->has_stdin, script_fd, x->deadline == UINT64_MAX ? 0 : x->deadline, &x->job, reterr);
   if (r < 0)
     return r;
   x->started = true;
@@ -406,15 +407,13 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
          a kill that cannot be delivered is reported below, never a clean
          timeout.  ESRCH: the environment itself is gone, and with it the
          command.  */
-      _cleanup_free_ char *ks = berth_kill_script (x->job_token, x->run.state.have_pid ? x->run.state.pid : 0);
       int kst = -1;
       berth_job_finish (&x->job, BERTH_JOB_KILL);
-      if (ks == NULL)
-        berth_error_errno (&kerr, ENOMEM, "out of memory");
-      else if (berth_job_run_script (env, ks, KILL_TIMEOUT_S, &kst, &kerr) < 0 && berth_error_code (kerr) == ESRCH)
+      if (berth_transport_kill (env, x->job_token, x->run.state.have_pid ? x->run.state.pid : 0, KILL_TIMEOUT_S, &kst, &kerr) < 0
+          && berth_error_code (kerr) == ESRCH)
         kerr = berth_error_free (kerr);
       else if (kerr == NULL && kst > 0)
-        berth_error_set (&kerr, BERTH_E_BACKEND, "%s: the kill script exited %d", env->provider->ops->name, kst);
+        berth_error_set (&kerr, BERTH_E_BACKEND, "%s: the kill script exited %d", berth_env_backend (env), kst);
       berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "%s: killed the command's tree: %s", x->run.cancelled ? "interrupted" : "timed out",
                      kerr ? berth_error_message (kerr) : "done");
       status = x->run.cancelled ? 130 : 124;
@@ -430,7 +429,7 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
      the start): an error, never a timeout.  */
   if (x->killed && (kerr || (!x->run.state.have_pid && !x->run.cancelled)))
     {
-      const char *name = env->provider->ops->name;
+      const char *name = berth_env_backend (env);
       char what[96];
       if (x->run.cancelled)
         snprintf (what, sizeof what, "was interrupted");
@@ -463,8 +462,8 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
           return r;
         }
       if (x->lost)
-        return berth_error_errno (reterr, x->lost, "%s: lost the command's output", env->provider->ops->name);
-      return berth_error_set (reterr, BERTH_E_BACKEND, "%s: could not run the command (exit %d)%s%s", env->provider->ops->name, status, line && *line ? ": " : "", line ? line : "");
+        return berth_error_errno (reterr, x->lost, "%s: lost the command's output", berth_env_backend (env));
+      return berth_error_set (reterr, BERTH_E_BACKEND, "%s: could not run the command (exit %d)%s%s", berth_env_backend (env), status, line && *line ? ": " : "", line ? line : "");
     }
 
   /* The cwd asked for cannot be entered: the command did not x->run.  */
@@ -486,17 +485,17 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
      in the error.  */
   if (!x->killed && !x->run.state.have_ec && (x->lost || terr || status < 0))
     {
-      _cleanup_free_ char *why = NULL, *ks = berth_kill_script (x->job_token, x->run.state.pid);
+      _cleanup_free_ char *why = NULL;
       if (terr)
         why = strdup (berth_error_message (terr));
       else if (x->lost)
-        why = berth_strdup_printf ("%s: lost the command's output: %s", env->provider->ops->name, strerror (x->lost));
+        why = berth_strdup_printf ("%s: lost the command's output: %s", berth_env_backend (env), strerror (x->lost));
       else
-        why = berth_strdup_printf ("%s: the command's transport ended before the command reported its exit status", env->provider->ops->name);
+        why = berth_strdup_printf ("%s: the command's transport ended before the command reported its exit status", berth_env_backend (env));
       berth_error_free (terr);
-      if (ks && berth_job_run_script (env, ks, KILL_TIMEOUT_S, NULL, &kerr) < 0 && berth_error_code (kerr) == ESRCH)
+      if (berth_transport_kill (env, x->job_token, x->run.state.pid, KILL_TIMEOUT_S, NULL, &kerr) < 0 && berth_error_code (kerr) == ESRCH)
         r = berth_error_set (reterr, BERTH_E_BACKEND, "%s; nothing of the command is left (its environment is gone)", why ? why : "the transport failed");
-      else if (ks == NULL || kerr)
+      else if (kerr)
         r = berth_error_set (reterr, BERTH_E_BACKEND, "%s; its processes may still be running there (could not kill them: %s)", why ? why : "the transport failed",
                              kerr ? berth_error_message (kerr) : "out of memory");
       else
@@ -535,7 +534,7 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
     }
   else
     res->termination = BERTH_TERMINATION_EXITED;
-  res->transport = "exec";
+  res->transport = berth_transport_get (env)->name;
   if (x->killed)
     res->exit_code = status;
   else if (x->run.state.have_ec)
@@ -561,7 +560,7 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
   res->cwd = env->cwd ? strdup (env->cwd) : NULL;
   res->recreated = env->recreated;
   env->recreated = false;
-  res->backend = strdup (env->provider->ops->name);
+  res->backend = strdup (berth_env_backend (env));
   res->env = strdup (env->name ? env->name : env->id);
   res->duration_ms = (berth_now_usec () - x->t0) / 1000;
   berth_output_free (&x->run.out);
@@ -601,7 +600,7 @@ exec_release (berth_exec *x)
 BERTH_EXPORT int
 berth_env_exec_begin (berth_env *env, const berth_exec_spec *spec, berth_exec **ret, berth_error **reterr)
 {
-  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
+  BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   if (spec == NULL || spec->size < offsetof (berth_exec_spec, cancel_fd))
     return berth_error_set (reterr, EINVAL, "no command given");
   if (env->executing)
@@ -653,7 +652,7 @@ berth_exec_step (berth_exec *x, berth_result **ret, berth_error **reterr)
 {
   if (x->done)
     return berth_error_set (reterr, EALREADY, "the command has ended already");
-  BERTH_LOG_SCOPE (x->env->ctx, x->env->provider->ops->name);
+  BERTH_LOG_SCOPE (x->env->ctx, berth_env_backend (x->env));
   uint64_t saved = x->env->deadline_usec;
   x->env->deadline_usec = x->bound;
   berth_result *res = NULL;
@@ -686,7 +685,7 @@ berth_exec_free (berth_exec *x)
       /* Let go of a running command: killed where it runs, like an
          interrupt, with no result.  */
       berth_result *res = NULL;
-      BERTH_LOG_SCOPE (x->env->ctx, x->env->provider->ops->name);
+      BERTH_LOG_SCOPE (x->env->ctx, berth_env_backend (x->env));
       uint64_t saved = x->env->deadline_usec;
       x->env->deadline_usec = x->bound;
       x->run.cancelled = x->killed = true;

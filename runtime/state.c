@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "job.h"
+#include "provider-call.h"
+#include "transport.h"
 #include "state.h"
 #include "wrapper.h"
 
@@ -100,7 +101,7 @@ berth_env_save (berth_env *env, berth_error **reterr)
   int r;
   if (meta_path == NULL || snap_path == NULL || now == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
-  meta_put (&b, "backend", env->provider->ops->name);
+  meta_put (&b, "backend", berth_env_backend (env));
   meta_put (&b, "cwd", env->cwd);
   meta_put (&b, "image", env->image);
   meta_put (&b, "task", env->task_id);
@@ -163,7 +164,7 @@ berth_env_record_owner (berth_env *env, const char *file, const char *job, berth
   snprintf (start, sizeof start, "%llu", proc_start_time (getpid ()));
   meta_put (&b, "pid", pid);
   meta_put (&b, "start", start);
-  meta_put (&b, "backend", env->provider->ops->name);
+  meta_put (&b, "backend", berth_env_backend (env));
   meta_put (&b, "job", job);
   r = berth_write_file_atomic (path, b.data ? b.data : "", b.len, 0600);
   berth_buf_free (&b);
@@ -341,10 +342,7 @@ older_than (const char *path, int64_t seconds)
 static int
 kill_job (berth_env *env, const char *job, berth_error **reterr)
 {
-  _cleanup_free_ char *ks = berth_kill_script (job, 0);
-  if (ks == NULL)
-    return berth_error_errno (reterr, ENOMEM, "out of memory");
-  return berth_job_run_script (env, ks, GC_KILL_TIMEOUT_S, NULL, reterr);
+  return berth_transport_kill (env, job, 0, GC_KILL_TIMEOUT_S, NULL, reterr);
 }
 
 /* A throw-away environment whose berth is gone: what runs in it where it
@@ -361,15 +359,15 @@ gc_throwaway (berth_ctx *ctx, const char *id, const char *backend, const char *r
   spec.backend = backend;
   if ((r = berth_env_new (ctx, &spec, false, id, &env, reterr)) < 0)
     return r;
-  BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
+  BERTH_LOG_SCOPE (ctx, berth_env_backend (env));
   if (job && (berth_provider_flag (env->provider, BERTH_FLAG_USES_HOST_FILESYSTEM) || berth_provider_flag (env->provider, BERTH_FLAG_IS_REMOTE)))
     {
       berth_error *kerr = NULL;
-      if (env->provider->ops->create (env, &kerr) < 0 || kill_job (env, job, &kerr) < 0)
+      if (berth_provider_call_create (env, &kerr) < 0 || kill_job (env, job, &kerr) < 0)
         berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "%s: could not kill the orphaned command of %s: %s", backend, id, berth_error_message (kerr));
       berth_error_free (kerr);
     }
-  r = env->provider->ops->cleanup ? env->provider->ops->cleanup (env, true, reterr) : 0;
+  r = berth_provider_call_cleanup (env, true, reterr);
   env->cleaned = true;
   if (r >= 0)
     {
@@ -391,7 +389,7 @@ gc_orphan (berth_ctx *ctx, const char *name, const char *job, berth_error **rete
   spec.name = name;
   if ((r = berth_env_open (ctx, &spec, &env, reterr)) < 0)
     return r;
-  BERTH_LOG_SCOPE (ctx, env->provider->ops->name);
+  BERTH_LOG_SCOPE (ctx, berth_env_backend (env));
   if ((r = berth_env_lock (env, reterr)) >= 0)
     {
       _cleanup_free_ char *mp = berth_strdup_printf ("%s/running", env->state_dir);

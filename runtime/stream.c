@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "job.h"
+#include "transport.h"
 #include "wrapper.h"
 
 /* How long the kill script may take, the transport's setup included.  */
@@ -132,7 +132,9 @@ berth_job_pump_feed (berth_job *job, berth_feed *f, int timeout_ms, int extra_fd
     { open && pending > 0 ? job->proc.stdin_fd : -1, POLLOUT, 0 },
     { open && pending == 0 ? f->fd : -1, POLLIN, 0 },
   };
-  if (poll (p, ARRAY_SIZE (p), timeout_ms) < 0)
+  /* Bytes the transport holds already: no waiting for the fd.  */
+  bool held = berth_transport_data_pending (job);
+  if (poll (p, ARRAY_SIZE (p), held ? 0 : timeout_ms) < 0)
     return errno == EINTR ? 1 : -errno;
   if (extra_fd >= 0 && p[1].revents && extra_ready)
     *extra_ready = true;
@@ -140,7 +142,7 @@ berth_job_pump_feed (berth_job *job, berth_feed *f, int timeout_ms, int extra_fd
     feed_read (f);
   if (p[2].revents || p[3].revents)
     feed_write (job, f);
-  if (p[0].revents)
+  if (p[0].revents || held)
     {
       int r = job->proc.ops->pump (job->proc.proc, sink, userdata);
       if (r < 0)
@@ -211,22 +213,19 @@ stream_boot (const char *job)
 static int
 stream_kill (berth_env *env, berth_job *job, const char *token, berth_error **reterr)
 {
-  _cleanup_free_ char *ks = berth_kill_script (token, 0);
   berth_error *kerr = NULL;
   int kst = -1, r = 0;
   berth_job_finish (job, BERTH_JOB_KILL);
-  if (ks == NULL)
-    return berth_error_errno (reterr, ENOMEM, "out of memory");
-  if (berth_job_run_script (env, ks, STREAM_KILL_TIMEOUT_S, &kst, &kerr) < 0)
+  if (berth_transport_kill (env, token, 0, STREAM_KILL_TIMEOUT_S, &kst, &kerr) < 0)
     {
       /* ESRCH: the environment is gone, and the command with it.  */
       if (berth_error_code (kerr) != ESRCH)
         r = berth_error_set (reterr, BERTH_E_BACKEND, "%s: the command was stopped, but it may still be running there: could not kill it (%s)",
-                             env->provider->ops->name, berth_error_message (kerr));
+                             berth_env_backend (env), berth_error_message (kerr));
     }
   else if (kst > 0)
     r = berth_error_set (reterr, BERTH_E_BACKEND, "%s: the command was stopped, but it may still be running there: the kill script exited %d",
-                         env->provider->ops->name, kst);
+                         berth_env_backend (env), kst);
   berth_error_free (kerr);
   return r;
 }
@@ -234,9 +233,9 @@ stream_kill (berth_env *env, berth_job *job, const char *token, berth_error **re
 BERTH_EXPORT int
 berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error **reterr)
 {
-  _cleanup_strv_free_ char **prefix = NULL, **argv = NULL;
+  _cleanup_strv_free_ char **argv = NULL;
   _cleanup_free_ char *boot = NULL;
-  uint32_t flags;
+  _cleanup_ (berth_transport_call_free) berth_transport_call call = { 0 };
   berth_job job;
   berth_feed feed;
   char token[33];
@@ -259,12 +258,12 @@ berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error 
     if (berth_strv_push (&argv, spec->argv[i]) < 0)
       return berth_error_errno (reterr, ENOMEM, "out of memory");
 
-  BERTH_LOG_SCOPE (env->ctx, env->provider->ops->name);
-  r = berth_job_transport (env, &prefix, &flags, reterr);
+  BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
+  r = berth_transport_prepare (env, &call, reterr);
   if (r < 0)
     return r;
-  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "stream in %s on %s via %s", env->id, env->provider->ops->name, prefix ? "its exec prefix" : "its start callback");
-  r = berth_job_start (env, prefix, (const char *const *) argv, in_fd >= 0, -1, 0, &job, reterr);
+  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "stream in %s on %s via %s", env->id, berth_env_backend (env), berth_transport_get (env)->via);
+  r = berth_transport_start (env, &call, (const char *const *) argv, in_fd >= 0, -1, 0, &job, reterr);
   if (r < 0)
     return r;
   berth_feed_init (&feed, NULL, 0, in_fd);
@@ -295,7 +294,7 @@ berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error 
   int status = berth_job_finish (&job, r < 0 ? BERTH_JOB_KILL : BERTH_JOB_WAIT);
   berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "stream ended: status %d%s", status, r < 0 ? " (transport failed)" : "");
   if (r < 0)
-    return berth_error_errno (reterr, -r, "%s: stream failed", env->provider->ops->name);
+    return berth_error_errno (reterr, -r, "%s: stream failed", berth_env_backend (env));
   return status < 0 ? 255 : status;
 }
 
