@@ -320,6 +320,34 @@ edit_reads_back (const char *name, const char *text, const berth_config *expecte
   return ok;
 }
 
+/* R is what an in-place edit gave (0: *EDITED made, 1: not possible
+   here).  An edit that does not read back as EXPECTED is dropped too, and
+   the whole file is rewritten from EXPECTED (comments are lost); that
+   must read back, else "FILE: cannot WHAT".  */
+static int
+edit_or_rewrite (const char *file, int r, const berth_config *expected, char **edited, const char *what, berth_error **reterr)
+{
+  berth_buf out = { 0 };
+  if (r == 0 && !edit_reads_back (file, *edited, expected))
+    {
+      free (*edited);
+      *edited = NULL;
+      r = 1;
+    }
+  if (r != 1)
+    return r;
+  r = expected->n_items ? conf_render_block (&out, expected, 0, false) : 0;
+  if (r >= 0)
+    r = berth_buf_puts (&out, expected->n_items ? "\n" : "");
+  if (r >= 0)
+    *edited = berth_buf_steal (&out);
+  else
+    berth_buf_free (&out);
+  if (r >= 0 && !edit_reads_back (file, *edited, expected))
+    r = berth_error_set (reterr, BERTH_E_CONFIG, "%s: cannot %s", file, what);
+  return r;
+}
+
 /* VALUE from the command line: a flow collection or a quoted scalar is
    parsed as YAML; anything else is the string itself.  */
 static int
@@ -461,26 +489,11 @@ berth_config_set_in_file_ex (const char *file, const char *path, const char *val
     goto out;
 
   r = edit_in_place (text, len, tree, comps, n, vbuf.data, &edited);
-  if (r == 0 && !edit_reads_back (file, edited, expected))
-    {
-      free (edited);
-      edited = NULL;
-      r = 1;
-    }
-  if (r == 1)
-    {
-      /* Rewrite the whole file from the tree (comments are lost).  */
-      berth_buf out = { 0 };
-      r = expected->n_items ? conf_render_block (&out, expected, 0, false) : 0;
-      if (r >= 0)
-        r = berth_buf_puts (&out, "\n");
-      if (r >= 0)
-        edited = berth_buf_steal (&out);
-      else
-        berth_buf_free (&out);
-      if (r >= 0 && !edit_reads_back (file, edited, expected))
-        r = berth_error_set (reterr, BERTH_E_CONFIG, "%s: cannot set %s to %.128s", file, path, value);
-    }
+  {
+    char what[320];
+    snprintf (what, sizeof what, "set %s to %.128s", path, value);
+    r = edit_or_rewrite (file, r, expected, &edited, what, reterr);
+  }
   if (r < 0)
     goto out;
 
@@ -643,26 +656,11 @@ berth_config_unset_in_file_ex (const char *file, const char *path, const berth_c
         }
   }
   r = edit_remove_lines (text, len, chain[t - 1], chain[t], &edited);
-  if (r == 0 && !edit_reads_back (file, edited, expected))
-    {
-      free (edited);
-      edited = NULL;
-      r = 1;
-    }
-  if (r == 1)
-    {
-      /* Rewrite the whole file from the tree (comments are lost).  */
-      berth_buf out = { 0 };
-      r = expected->n_items ? conf_render_block (&out, expected, 0, false) : 0;
-      if (r >= 0)
-        r = berth_buf_puts (&out, expected->n_items ? "\n" : "");
-      if (r >= 0)
-        edited = berth_buf_steal (&out);
-      else
-        berth_buf_free (&out);
-      if (r >= 0 && !edit_reads_back (file, edited, expected))
-        r = berth_error_set (reterr, BERTH_E_CONFIG, "%s: cannot remove %s", file, path);
-    }
+  {
+    char what[320];
+    snprintf (what, sizeof what, "remove %s", path);
+    r = edit_or_rewrite (file, r, expected, &edited, what, reterr);
+  }
   if (r >= 0)
     r = edit_check (how, file, edited, path, reterr);
   if (r >= 0)
