@@ -242,10 +242,7 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
         {
           /* past the setup bound, the cleanup still gets a short one */
           env->deadline_usec = berth_now_usec () + 2000000;
-          berth_provider_call_cleanup (env, true, NULL);
-          env->cleaned = true;
-          berth_rm_rf (env->state_dir);
-          berth_rm_rf (env->runtime_dir);
+          berth_env_discard (env, true, NULL);
         }
       berth_env_unlock (env);
       berth_env_free (env);
@@ -266,12 +263,7 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
     {
       /* Not recorded: nobody could find it again.  A new one goes.  */
       if (!existed)
-        {
-          berth_provider_call_cleanup (env, true, NULL);
-          env->cleaned = true;
-          berth_rm_rf (env->state_dir);
-          berth_rm_rf (env->runtime_dir);
-        }
+        berth_env_discard (env, true, NULL);
       berth_env_unlock (env);
       berth_env_free (env);
       return r;
@@ -332,14 +324,22 @@ berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr)
   BERTH_LOG_SCOPE (ctx, berth_env_backend (env));
   berth_ctx_log (ctx, BERTH_LOG_DEBUG, "session", "remove environment %s on %s", name, berth_env_backend (env));
   if ((r = berth_env_lock (env, reterr)) >= 0)
-    r = berth_provider_call_cleanup (env, true, reterr);
+    r = berth_env_discard (env, false, reterr);
   env->cleaned = true;
-  if (r >= 0)
+  berth_env_free (env);
+  return r;
+}
+
+int
+berth_env_discard (berth_env *env, bool forget_anyway, berth_error **reterr)
+{
+  int r = berth_provider_call_cleanup (env, true, reterr);
+  env->cleaned = true;
+  if (r >= 0 || forget_anyway)
     {
       berth_rm_rf (env->state_dir);
       berth_rm_rf (env->runtime_dir);
     }
-  berth_env_free (env);
   return r;
 }
 

@@ -367,13 +367,7 @@ gc_throwaway (berth_ctx *ctx, const char *id, const char *backend, const char *r
         berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "%s: could not kill the orphaned command of %s: %s", backend, id, berth_error_message (kerr));
       berth_error_free (kerr);
     }
-  r = berth_provider_call_cleanup (env, true, reterr);
-  env->cleaned = true;
-  if (r >= 0)
-    {
-      berth_rm_rf (env->state_dir);
-      berth_rm_rf (env->runtime_dir);
-    }
+  r = berth_env_discard (env, false, reterr);
   berth_env_free (env);
   return r;
 }

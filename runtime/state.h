@@ -30,5 +30,9 @@ BERTH_INTERNAL void berth_env_load_state (berth_env *env, char **ret_backend);
 BERTH_INTERNAL int berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, const char *attach_id, berth_env **ret,
                                   berth_error **reterr);
 BERTH_INTERNAL void berth_env_free (berth_env *env);
+/* Clean ENV up for good through its backend, then forget its state and
+   runtime directories: always when FORGET_ANYWAY (a creation that failed),
+   else only when the backend's cleanup worked (berth rm, gc).  */
+BERTH_INTERNAL int berth_env_discard (berth_env *env, bool forget_anyway, berth_error **reterr);
 
 #endif

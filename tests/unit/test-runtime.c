@@ -335,8 +335,14 @@ test_small_allocations_abort_when_memory_runs_out (void **state)
     }
   int status = 0;
   assert_int_equal (waitpid (pid, &status, 0), pid);
+#if defined(__SANITIZE_ADDRESS__)
+  /* ASan refuses the size itself (allocation-size-too-big) and ends the
+     process with its own report: what matters is that it never returns. */
+  assert_true (WIFSIGNALED (status) || (WIFEXITED (status) && WEXITSTATUS (status) != 0));
+#else
   assert_true (WIFSIGNALED (status));
   assert_int_equal (WTERMSIG (status), SIGABRT);
+#endif
 }
 
 int
