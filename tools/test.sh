@@ -38,5 +38,6 @@ status=$?
 grep -E '^(FAIL|ERROR|SKIP):' test-suite.log
 [ $status -eq 0 ] || cat test-suite.log
 awk '/^# TOTAL:/{t=$3} /^# PASS:/{p=$3} /^# SKIP:/{s=$3} /^# FAIL:/{f=$3} /^# ERROR:/{e=$3}
-     END{printf "tests (unit programs and TAP assertions): %d total, %d passed, %d failed, %d skipped\n", t, p, f+e, s}' test-suite.log
+     END{printf "tests (unit programs and TAP assertions): %d total, %d passed, %d failed, %d skipped\n", t, p, f+e, s;
+         printf "tests: %d passed, %d failed, %d skipped\n", p, f+e, s}' test-suite.log
 exit $status
