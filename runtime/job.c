@@ -21,14 +21,17 @@ berth_job_pump (berth_job *job, int timeout_ms, int extra_fd, bool *extra_ready,
     return errno == EINTR ? 1 : -errno;
   if (extra_fd >= 0 && p[1].revents && extra_ready)
     *extra_ready = true;
-  if (p[0].revents || pending)
-    {
-      int r = job->proc.ops->pump (job->proc.proc, sink, userdata);
-      if (r < 0)
-        return r;
-      if (r == 0)
-        job->eof = true;
-    }
+  return p[0].revents || pending ? berth_job_pump_output (job, sink, userdata) : 1;
+}
+
+int
+berth_job_pump_output (berth_job *job, berth_sink_fn sink, void *userdata)
+{
+  int r = job->proc.ops->pump (job->proc.proc, sink, userdata);
+  if (r < 0)
+    return r;
+  if (r == 0)
+    job->eof = true;
   return !job->eof;
 }
 

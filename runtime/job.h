@@ -17,6 +17,9 @@ typedef struct berth_job
    *EXTRA_READY); deliver output to SINK.  Returns 1 while something is
    open, 0 once stdout and stderr ended, -errno on error.  */
 BERTH_INTERNAL int berth_job_pump (berth_job *job, int timeout_ms, int extra_fd, bool *extra_ready, berth_sink_fn sink, void *userdata);
+/* Read what the transport has of the job's output into SINK: 1 while it
+   runs, 0 at end of output, <0 an error.  */
+BERTH_INTERNAL int berth_job_pump_output (berth_job *job, berth_sink_fn sink, void *userdata);
 /* Write stdin (non-blocking): bytes written or -EAGAIN.  */
 BERTH_INTERNAL ssize_t berth_job_write (berth_job *job, const void *data, size_t len);
 BERTH_INTERNAL void berth_job_close_stdin (berth_job *job);

@@ -142,15 +142,7 @@ berth_job_pump_feed (berth_job *job, berth_feed *f, int timeout_ms, int extra_fd
     feed_read (f);
   if (p[2].revents || p[3].revents)
     feed_write (job, f);
-  if (p[0].revents || held)
-    {
-      int r = job->proc.ops->pump (job->proc.proc, sink, userdata);
-      if (r < 0)
-        return r;
-      if (r == 0)
-        job->eof = true;
-    }
-  return !job->eof;
+  return p[0].revents || held ? berth_job_pump_output (job, sink, userdata) : 1;
 }
 
 typedef struct bridge
