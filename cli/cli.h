@@ -47,6 +47,19 @@ bool cli_is_help (const char *arg);
    terminal.  Caller frees.  */
 char *cli_term_escape (const char *s);
 
+/* What a listing's callbacks print goes to memory until the listing has
+   worked, so a failure half-way leaves stdout with the error alone.
+   cli_capture_begin: false when out of memory.  cli_capture_end restores
+   stdout and returns the text (never NULL; caller frees).  */
+typedef struct cli_capture
+{
+  FILE *saved, *mem;
+  char *buf;
+  size_t len;
+} cli_capture;
+bool cli_capture_begin (cli_capture *c);
+char *cli_capture_end (cli_capture *c);
+
 /* JSON output.  */
 void json_string (FILE *f, const char *s);
 void json_string_len (FILE *f, const char *s, size_t len);

@@ -71,20 +71,16 @@ config_list (const cli_opts *o, int argc, char **argv)
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
-  /* Collected first: an error leaves stdout with one object.  */
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *saved = stdout, *mem = open_memstream (&buf, &len);
+  cli_capture cap;
+  char *buf;
   int r;
-  if (mem == NULL)
+  if (!cli_capture_begin (&cap))
     {
       berth_ctx_unref (ctx);
       return cli_fail ("config list: out of memory");
     }
-  stdout = mem;
   r = berth_ctx_config_list (ctx, list_one, &s, &err);
-  stdout = saved;
-  fclose (mem);
+  buf = cli_capture_end (&cap);
   berth_ctx_unref (ctx);
   if (r < 0)
     {

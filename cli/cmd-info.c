@@ -255,21 +255,16 @@ cmd_ls (const cli_opts *o, int argc, char **argv)
   ls_state s = { json, true };
   if (ctx == NULL)
     return EXIT_BERTH;
-  /* Collected first: an error leaves stdout with the error object only. */
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *saved = stdout, *mem = open_memstream (&buf, &len);
-  if (mem == NULL)
+  cli_capture cap;
+  if (!cli_capture_begin (&cap))
     {
       berth_ctx_unref (ctx);
       return cli_fail ("ls: out of memory");
     }
-  stdout = mem;
   if (!json)
     printf ("%-20s %-12s %-17s %s\n", "NAME", "BACKEND", "LAST USED", "CWD");
   int r = berth_env_list (ctx, ls_one, &s, &err);
-  stdout = saved;
-  fclose (mem);
+  char *buf = cli_capture_end (&cap);
   if (r < 0)
     exit_code = cli_fail_err (err);
   else
@@ -436,18 +431,14 @@ cmd_gc (const cli_opts *o, int argc, char **argv)
       berth_ctx_unref (ctx);
       return cli_fail_err (err);
     }
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *saved = stdout, *mem = open_memstream (&buf, &len);
-  if (mem == NULL)
+  cli_capture cap;
+  if (!cli_capture_begin (&cap))
     {
       berth_ctx_unref (ctx);
       return cli_fail ("gc: out of memory");
     }
-  stdout = mem;
   int spills = berth_gc_output (ctx, g.dry_run, gc_one, &g, &err);
-  stdout = saved;
-  fclose (mem);
+  char *buf = cli_capture_end (&cap);
   berth_ctx_unref (ctx);
   if (spills < 0)
     {

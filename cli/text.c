@@ -48,3 +48,24 @@ cli_term_escape (const char *s)
   *o = '\0';
   return out;
 }
+
+bool
+cli_capture_begin (cli_capture *c)
+{
+  c->buf = NULL;
+  c->len = 0;
+  c->saved = stdout;
+  c->mem = open_memstream (&c->buf, &c->len);
+  if (c->mem == NULL)
+    return false;
+  stdout = c->mem;
+  return true;
+}
+
+char *
+cli_capture_end (cli_capture *c)
+{
+  stdout = c->saved;
+  fclose (c->mem);
+  return c->buf ? c->buf : strdup ("");
+}
