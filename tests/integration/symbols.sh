@@ -106,6 +106,8 @@ for n in $(cat "$tmp/nodes.txt"); do
 done
 
 check "libberth.so has a SONAME" bash -c "objdump -p '$lib' | grep -q 'SONAME.*libberth.so.0'"
+bad=$(nm -D --defined-only "$lib" | awk '$2 ~ /[TDBR]/ {sub(/@.*/, "", $3); print $3}' | grep -v '^berth_' || true)
+is "$bad" "" "libberth.so exports only berth_* names"
 
 # Modules: exactly the entry symbol the SDK header names, unversioned or not.
 entry=$(sed -n 's/^#define BERTH_PROVIDER_ENTRY "\(.*\)"/\1/p' "$S/sdk/include/berth/provider.h")
