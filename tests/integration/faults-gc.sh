@@ -15,6 +15,7 @@
 # Only what this script starts is killed: its own berth processes, its
 # own environments' commands, containers and jails.
 . "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/faults-lib.sh"
 berth_test_home
 [ -x "$BERTH" ] || skip_all "berth not built ($BERTH)"
 command -v jq >/dev/null || skip_all "jq is not installed"
@@ -22,15 +23,6 @@ command -v pgrep >/dev/null || skip_all "pgrep is not installed (procps)"
 mkdir -p "$TEST_TMP/work"
 cd "$TEST_TMP/work" || exit 1
 
-skip_case ()
-{
-  if must_work && [ "${BERTH_TEST_ALLOW_SKIP:-0}" != 1 ]; then
-    not_ok "$1 (cannot run here: $2)"
-  else
-    __tap_n=$((__tap_n + 1))
-    echo "ok $__tap_n - $1 # SKIP $2"
-  fi
-}
 run ()
 {
   "$BERTH" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null
@@ -38,24 +30,6 @@ run ()
   stdout=$(cat "$TEST_TMP/out")
   stderr=$(cat "$TEST_TMP/err")
 }
-wait_for ()
-{
-  local i
-  for i in $(seq 1 150); do
-    "$@" && return 0
-    sleep 0.1
-  done
-  return 1
-}
-new_marker ()
-{
-  local n=$$$RANDOM$RANDOM
-  MARK="30.$n"
-  SLEEP="sleep 30.\$(( $n ))"
-}
-marker_pids () { pgrep -f "^sleep 30\.${MARK#30.}\$"; }
-marker_running () { marker_pids >/dev/null; }
-marker_gone () { wait_for eval '! marker_running'; }
 start_bg ()
 {
   "$BERTH" "$@" >"$TEST_TMP/bg.out" 2>"$TEST_TMP/bg.err" </dev/null &

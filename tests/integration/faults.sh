@@ -13,6 +13,7 @@
 # environment's ssh master, a private dockerd on its own socket -- never
 # the shared dockerd (/var/run/docker.sock) or sshd (127.0.0.1:2222).
 . "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/faults-lib.sh"
 berth_test_home
 [ -x "$BERTH" ] || skip_all "berth not built ($BERTH)"
 command -v jq >/dev/null || skip_all "jq is not installed"
@@ -21,41 +22,7 @@ command -v pgrep >/dev/null || skip_all "pgrep is not installed (procps)"
 PD= ST=
 trap 'docker_private_down; [ -n "$ST" ] && umount "$ST" 2>/dev/null; berth_test_cleanup' EXIT
 
-# skip_case DESC REASON: a real TAP skip (a failure when it must work).
-skip_case ()
-{
-  if must_work && [ "${BERTH_TEST_ALLOW_SKIP:-0}" != 1 ]; then
-    not_ok "$1 (cannot run here: $2)"
-  else
-    __tap_n=$((__tap_n + 1))
-    echo "ok $__tap_n - $1 # SKIP $2"
-  fi
-}
-
 one_line () { [ -n "$1" ] && [ "$(printf '%s\n' "$1" | wc -l)" -eq 1 ]; }
-
-# A unique sleep: its argv is the marker pgrep looks for.  The command
-# says $SLEEP (the number is computed by the inner shell), so berth's own
-# argv never matches.
-new_marker ()
-{
-  local n=$$$RANDOM$RANDOM
-  MARK="30.$n"
-  SLEEP="sleep 30.\$(( $n ))"
-}
-marker_pids () { pgrep -f "^sleep 30\.${MARK#30.}\$"; }
-marker_running () { marker_pids >/dev/null; }
-# wait_for COND...: up to 15 s
-wait_for ()
-{
-  local i
-  for i in $(seq 1 150); do
-    "$@" && return 0
-    sleep 0.1
-  done
-  return 1
-}
-marker_gone () { wait_for eval '! marker_running'; }
 
 # start_bg ARGS...: berth ARGS in the background; finish_bg collects
 # $rc, $stdout, $stderr.
