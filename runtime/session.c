@@ -16,6 +16,7 @@
 #include "transport.h"
 #include "output.h"
 #include "snapshot.h"
+#include "state.h"
 #include "wrapper.h"
 
 /* After the command reported its exit, output still in flight is read
@@ -193,6 +194,8 @@ begin_locked (berth_exec *x, const berth_exec_spec *spec, berth_error **reterr)
      ends by the command's deadline (set by the caller around each call).  */
   x->bound = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : 0;
   env->deadline_usec = x->bound;
+  if ((r = berth_env_resume (env, reterr)) < 0)
+    return r;
   r = berth_transport_prepare (env, &call, reterr);
   if (r < 0)
     return r;

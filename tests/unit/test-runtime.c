@@ -221,13 +221,7 @@ test_error_codes_are_positive_inside (void **state)
 }
 
 static int
-nobin_create (berth_env *env, berth_error **reterr)
-{
-  return 0;
-}
-
-static int
-nobin_cleanup (berth_env *env, bool remove, berth_error **reterr)
+nobin_ensure (berth_env *env, berth_error **reterr)
 {
   return 0;
 }
@@ -243,8 +237,7 @@ nobin_exec_prefix (berth_env *env, const char *user, bool interactive, char ***r
 static const berth_provider_ops nobin = {
   BERTH_PROVIDER_OPS_INIT,
   .name = "nobin",
-  .create = nobin_create,
-  .cleanup = nobin_cleanup,
+  .ensure = nobin_ensure,
   .exec_prefix = nobin_exec_prefix,
 };
 
@@ -309,6 +302,147 @@ test_ctx_and_env_are_reference_counted (void **state)
   free (dir);
 }
 
+/* ---- the ABI-2 lifecycle: order and the data block ---- */
+
+static char life_log[512];
+
+typedef struct life_data
+{
+  char zeroed[64];
+  int attached;
+} life_data;
+
+static void
+life_note (const char *what)
+{
+  strncat (life_log, what, sizeof life_log - strlen (life_log) - 2);
+  strcat (life_log, " ");
+}
+
+static int
+life_attach (berth_env *env, berth_error **reterr)
+{
+  life_data *d = berth_env_get_data (env);
+  assert_non_null (d);
+  for (size_t i = 0; i < sizeof d->zeroed; i++)
+    assert_int_equal (d->zeroed[i], 0);
+  assert_int_equal (d->attached, 0);
+  d->attached = 1;
+  life_note ("attach");
+  return 0;
+}
+
+static int
+life_ensure (berth_env *env, berth_error **reterr)
+{
+  assert_int_equal (((life_data *) berth_env_get_data (env))->attached, 1);
+  life_note ("ensure");
+  return 0;
+}
+
+static int
+life_stop (berth_env *env, berth_error **reterr)
+{
+  life_note ("stop");
+  return 0;
+}
+
+static int
+life_remove (berth_env *env, berth_error **reterr)
+{
+  assert_int_equal (((life_data *) berth_env_get_data (env))->attached, 1);
+  life_note ("remove");
+  return 0;
+}
+
+static void
+life_release (berth_env *env)
+{
+  life_note ("release");
+}
+
+static int
+life_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
+{
+  *ret_argv = berth_strv_new (NULL);
+  *ret_flags = BERTH_PREFIX_PASSES_ENV | BERTH_PREFIX_PASSES_FDS;
+  return 0;
+}
+
+static const berth_provider_ops life = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "life",
+  .env_data_size = sizeof (life_data),
+  .attach = life_attach,
+  .ensure = life_ensure,
+  .stop = life_stop,
+  .remove = life_remove,
+  .release = life_release,
+  .exec_prefix = life_prefix,
+};
+
+static void
+run_true (berth_env *env)
+{
+  berth_exec_spec xs = BERTH_EXEC_SPEC_INIT;
+  berth_result *res = NULL;
+  berth_error *err = NULL;
+  xs.command = "true";
+  if (berth_env_execute (env, &xs, &res, &err) < 0)
+    fail_msg ("execute: %s", berth_error_message (err));
+  assert_int_equal (berth_result_exit_code (res), 0);
+  assert_false (berth_result_environment_recreated (res));
+  berth_result_free (res);
+}
+
+/* Attach runs first and once, on a zeroed block; a throw-away environment
+   is removed at its end, a named one only by berth_env_remove (which
+   attaches without ensuring); release comes last; a suspended one is
+   ensured again by the next execute.  */
+static void
+test_lifecycle_order_and_data_block (void **state)
+{
+  char dir[] = "/tmp/berth-test-life-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  setenv ("XDG_STATE_HOME", dir, 1);
+  setenv ("XDG_RUNTIME_DIR", dir, 1);
+  berth_ctx *ctx = NULL;
+  berth_env *env = NULL;
+  berth_error *err = NULL;
+  berth_env_spec es = BERTH_ENV_SPEC_INIT;
+  assert_int_equal (berth_ctx_new (&ctx, NULL), 0);
+  assert_int_equal (berth_ctx_register (ctx, &life, "test", NULL, false, NULL), 0);
+  es.backend = "life";
+
+  life_log[0] = '\0';
+  if (berth_env_open (ctx, &es, &env, &err) < 0)
+    fail_msg ("open: %s", berth_error_message (err));
+  run_true (env);
+  berth_env_unref (env);
+  assert_string_equal (life_log, "attach ensure remove release ");
+
+  life_log[0] = '\0';
+  es.name = "kept";
+  assert_int_equal (berth_env_open (ctx, &es, &env, NULL), 0);
+  assert_int_equal (berth_env_stop_idle (env, NULL), 0);
+  assert_int_equal (berth_env_stop_idle (env, NULL), 0); /* suspended already: once */
+  run_true (env);
+  run_true (env);
+  berth_env_unref (env);
+  assert_string_equal (life_log, "attach ensure stop ensure release ");
+
+  life_log[0] = '\0';
+  assert_int_equal (berth_env_remove (ctx, "kept", NULL), 0);
+  assert_string_equal (life_log, "attach remove release ");
+  berth_ctx_unref (ctx);
+  unsetenv ("XDG_STATE_HOME");
+  unsetenv ("XDG_RUNTIME_DIR");
+  char *rm = NULL;
+  assert_true (asprintf (&rm, "rm -rf %s", dir) > 0);
+  assert_int_equal (system (rm), 0);
+  free (rm);
+}
+
 /* Small allocations abort instead of returning NULL (DESIGN §4).  */
 static void
 test_small_allocations_abort_when_memory_runs_out (void **state)
@@ -362,6 +496,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_spawn_failure_names_the_backend_and_the_cause, setup, teardown),
     cmocka_unit_test_setup_teardown (test_ctx_and_env_are_reference_counted, setup, teardown),
     cmocka_unit_test (test_small_allocations_abort_when_memory_runs_out),
+    cmocka_unit_test (test_lifecycle_order_and_data_block),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

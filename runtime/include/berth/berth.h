@@ -209,6 +209,12 @@ BERTH_EXPORT berth_env *berth_env_unref (berth_env *env);
 BERTH_EXPORT int berth_env_cleanup (berth_env *env, berth_error **reterr);
 /* Cleans up a named environment for good and forgets its state.  */
 BERTH_EXPORT int berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr);
+/* Suspend ENV while it is idle, keeping its workspace (docker stops the
+   container, ssh drops its connection; a backend with nothing to suspend
+   keeps running).  The next execute resumes it transparently, with
+   environment_recreated false when the workspace survived.  EBUSY while
+   a command runs in it.  */
+BERTH_EXPORT int berth_env_stop_idle (berth_env *env, berth_error **reterr);
 BERTH_EXPORT const char *berth_env_name (const berth_env *env);
 BERTH_EXPORT const char *berth_env_backend (const berth_env *env);
 BERTH_EXPORT const char *berth_env_cwd (const berth_env *env);
