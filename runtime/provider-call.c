@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "provider-call.h"
 
@@ -22,8 +23,20 @@ berth_provider_call_attach (berth_env *env, berth_error **reterr)
     return 0;
   if (ops->env_data_size > 0 && env->data == NULL)
     env->data = xcalloc (1, ops->env_data_size);
+  int r = ops->attach ? ops->attach (env, reterr) : 0;
+  if (r < 0)
+    {
+      /* Not attached: what it filled goes, and the next call (a remove
+         after a failed open) attaches again -- and fails the same way
+         when nothing changed, rather than run on a half-filled block.  */
+      if (ops->release)
+        ops->release (env);
+      if (env->data)
+        memset (env->data, 0, ops->env_data_size);
+      return r;
+    }
   env->attached = true;
-  return ops->attach ? ops->attach (env, reterr) : 0;
+  return 0;
 }
 
 int

@@ -319,11 +319,19 @@ life_note (const char *what)
   strcat (life_log, " ");
 }
 
+static bool life_attach_fails;
+
 static int
 life_attach (berth_env *env, berth_error **reterr)
 {
   life_data *d = berth_env_get_data (env);
   assert_non_null (d);
+  if (life_attach_fails)
+    {
+      d->zeroed[0] = 'x'; /* half filled: zeroed again before the next attach */
+      life_note ("attach-fails");
+      return berth_error_set (reterr, BERTH_E_CONFIG, "life: bad settings");
+    }
   for (size_t i = 0; i < sizeof d->zeroed; i++)
     assert_int_equal (d->zeroed[i], 0);
   assert_int_equal (d->attached, 0);
@@ -434,6 +442,18 @@ test_lifecycle_order_and_data_block (void **state)
   life_log[0] = '\0';
   assert_int_equal (berth_env_remove (ctx, "kept", NULL), 0);
   assert_string_equal (life_log, "attach remove release ");
+
+  /* A failing attach: released at once, never ensured or removed on a
+     half-filled block; the open fails with its error.  */
+  life_log[0] = '\0';
+  life_attach_fails = true;
+  es.name = NULL;
+  assert_int_equal (berth_env_open (ctx, &es, &env, &err), -BERTH_E_CONFIG);
+  assert_string_equal (berth_error_message (err), "life: bad settings");
+  berth_error_free (err);
+  err = NULL;
+  life_attach_fails = false;
+  assert_string_equal (life_log, "attach-fails release attach-fails release ");
   berth_ctx_unref (ctx);
   unsetenv ("XDG_STATE_HOME");
   unsetenv ("XDG_RUNTIME_DIR");

@@ -218,7 +218,9 @@ typedef struct berth_provider_ops
        and it must work after attach alone (find what to remove from
        berth_env_id, berth_env_state_dir, labels).  NULL: nothing to remove.
      release (optional): free what the data block points to (libberth
-       frees the block itself); called once, last.  */
+       frees the block itself); called once, last -- and also right after
+       an attach that failed, on what that attach filled (libberth then
+       zeroes the block, and the next call attaches again).  */
   int (*attach) (berth_env *env, berth_error **reterr);
   int (*ensure) (berth_env *env, berth_error **reterr);
   int (*stop) (berth_env *env, berth_error **reterr);
