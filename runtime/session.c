@@ -411,8 +411,7 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
          timeout.  ESRCH: the environment itself is gone, and with it the
          command.  */
       int kst = -1;
-      berth_job_finish (&x->job, BERTH_JOB_KILL);
-      if (berth_transport_kill (env, x->job_token, x->run.state.have_pid ? x->run.state.pid : 0, KILL_TIMEOUT_S, &kst, &kerr) < 0
+      if (berth_transport_kill_job (env, &x->job, x->job_token, x->run.state.have_pid ? x->run.state.pid : 0, KILL_TIMEOUT_S, &kst, &kerr) < 0
           && berth_error_code (kerr) == ESRCH)
         kerr = berth_error_free (kerr);
       else if (kerr == NULL && kst > 0)
