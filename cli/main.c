@@ -22,6 +22,7 @@ static const char usage[] =
   "  backends [--json]            list backends and their flags\n"
   "  doctor [-b BACKEND] [--json] check what each backend needs\n"
   "  ls [--json] | rm NAME...      named environments\n"
+  "  cp SRC NAME:DEST | NAME:SRC DEST  copy a file into or out of an environment\n"
   "  gc [--dry-run] [--json]       remove leftovers and old spill files\n"
   "  config get KEY | set KEY VALUE | unset KEY | list [--show-origin] [--json] | path\n"
   "  plugins list [--json] | enable NAME | disable NAME\n"
@@ -249,6 +250,7 @@ static const struct
   { "doctor", cmd_doctor },
   { "ls", cmd_ls },
   { "rm", cmd_rm },
+  { "cp", cmd_cp },
   { "gc", cmd_gc },
   { "config", cmd_config },
   { "plugins", cmd_plugins },

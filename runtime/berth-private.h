@@ -130,6 +130,7 @@ struct berth_env
   char *state_dir;   /* host state of this environment (0700) */
   char *runtime_dir; /* sockets (0700) */
   char *spill_dir;
+  char *temp_dir; /* berth_env_temp_dir, asked once (files.c) */
   char **host_environ;
   char **passthrough;
   void *data; /* the provider's block of env_data_size bytes */

@@ -71,6 +71,7 @@ berth_env_free (berth_env *env)
   free (env->state_dir);
   free (env->runtime_dir);
   free (env->spill_dir);
+  free (env->temp_dir);
   berth_strv_free (env->host_environ);
   berth_strv_free (env->passthrough);
   free (env);

@@ -463,6 +463,98 @@ test_lifecycle_order_and_data_block (void **state)
   free (rm);
 }
 
+/* ---- files: the host path and the transport path agree ---- */
+
+static const berth_provider_ops hostfs = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "hostfs",
+  .flags = BERTH_FLAG_USES_HOST_FILESYSTEM,
+  .ensure = nobin_ensure,
+  .exec_prefix = life_prefix,
+};
+/* the same host, reached only through its transport (as a container)  */
+static const berth_provider_ops viaexec = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "viaexec",
+  .ensure = nobin_ensure,
+  .exec_prefix = life_prefix,
+};
+
+static void
+files_on (berth_ctx *ctx, const char *backend, const char *dir)
+{
+  berth_env_spec es = BERTH_ENV_SPEC_INIT;
+  berth_env *env = NULL;
+  berth_error *err = NULL;
+  void *data = NULL;
+  size_t len = 0;
+  char *s = NULL, path[512];
+  static const char bytes[] = "a\0b\xff\n";
+  es.backend = backend;
+  es.cwd = dir;
+  if (berth_env_open (ctx, &es, &env, &err) < 0)
+    fail_msg ("open %s: %s", backend, berth_error_message (err));
+
+  snprintf (path, sizeof path, "%s/d/e/f.bin", dir);
+  assert_int_equal (berth_env_write_file (env, path, bytes, sizeof bytes, 0600, &err), 0);
+  struct stat st;
+  assert_int_equal (stat (path, &st), 0);
+  assert_int_equal (st.st_mode & 0777, 0600);
+  assert_int_equal (berth_env_read_file (env, "d/e/f.bin", 0, &data, &len, &err), 0); /* relative: the cwd */
+  assert_int_equal (len, sizeof bytes);
+  assert_memory_equal (data, bytes, sizeof bytes);
+  free (data);
+  /* bounded */
+  assert_int_equal (berth_env_read_file (env, path, 3, &data, &len, &err), -EFBIG);
+  assert_non_null (strstr (berth_error_message (err), "larger than the 3 bytes"));
+  err = berth_error_free (err);
+  /* errors with the path */
+  assert_int_equal (berth_env_read_file (env, "/no/such/berth-file", 0, &data, &len, &err), -ENOENT);
+  assert_string_equal (berth_error_message (err), "cannot read /no/such/berth-file: No such file or directory");
+  err = berth_error_free (err);
+  assert_int_equal (berth_env_read_file (env, dir, 0, &data, &len, &err), -EISDIR);
+  err = berth_error_free (err);
+  assert_int_equal (berth_env_fetch_file (env, "/dev/null", 0, &data, &len, &err), -EINVAL);
+  assert_string_equal (berth_error_message (err), "cannot fetch /dev/null: not a regular file");
+  err = berth_error_free (err);
+  assert_int_equal (berth_env_fetch_file (env, path, 0, &data, &len, &err), 0);
+  free (data);
+  /* realpath through a link */
+  snprintf (path, sizeof path, "%s/link", dir);
+  assert_int_equal (symlink ("d/e", path), 0);
+  assert_int_equal (berth_env_realpath (env, "link/f.bin", &s, &err), 0);
+  char want[512];
+  snprintf (want, sizeof want, "%s/d/e/f.bin", dir);
+  assert_string_equal (s, want);
+  free (s);
+  assert_int_equal (berth_env_realpath (env, "no-such", &s, &err), -ENOENT);
+  err = berth_error_free (err);
+  unlink (path);
+  assert_int_equal (berth_env_temp_dir (env, &s, &err), 0);
+  assert_true (s[0] == '/');
+  free (s);
+  berth_env_unref (env);
+}
+
+static void
+test_files_host_and_transport (void **state)
+{
+  berth_ctx *ctx = *state;
+  assert_int_equal (berth_ctx_register (ctx, &hostfs, "test", NULL, false, NULL), 0);
+  assert_int_equal (berth_ctx_register (ctx, &viaexec, "test", NULL, false, NULL), 0);
+  const char *const backends[] = { "hostfs", "viaexec" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      char dir[] = "/tmp/berth-test-files-XXXXXX";
+      assert_non_null (mkdtemp (dir));
+      files_on (ctx, backends[i], dir);
+      char *rm = NULL;
+      assert_true (asprintf (&rm, "rm -rf %s", dir) > 0);
+      assert_int_equal (system (rm), 0);
+      free (rm);
+    }
+}
+
 /* Small allocations abort instead of returning NULL (DESIGN §4).  */
 static void
 test_small_allocations_abort_when_memory_runs_out (void **state)
@@ -517,6 +609,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_ctx_and_env_are_reference_counted, setup, teardown),
     cmocka_unit_test (test_small_allocations_abort_when_memory_runs_out),
     cmocka_unit_test (test_lifecycle_order_and_data_block),
+    cmocka_unit_test_setup_teardown (test_files_host_and_transport, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
