@@ -62,6 +62,9 @@ char *cli_capture_end (cli_capture *c);
 
 /* True when the named environment NAME exists (berth ls lists it).  */
 bool cli_env_exists (berth_ctx *ctx, const char *name);
+/* Open the existing named environment NAME; else print why, set *RET_EXIT
+   and return NULL.  */
+berth_env *cli_open_named (berth_ctx *ctx, const char *name, int *ret_exit);
 
 /* JSON output.  */
 void json_string (FILE *f, const char *s);
@@ -78,6 +81,11 @@ int cmd_gc (const cli_opts *o, int argc, char **argv);
 int cmd_config (const cli_opts *o, int argc, char **argv);
 int cmd_bench (const cli_opts *o, int argc, char **argv);
 int cmd_cp (const cli_opts *o, int argc, char **argv);
+int cmd_start (const cli_opts *o, int argc, char **argv);
+int cmd_ps (const cli_opts *o, int argc, char **argv);
+int cmd_logs (const cli_opts *o, int argc, char **argv);
+int cmd_attach (const cli_opts *o, int argc, char **argv);
+int cmd_stop (const cli_opts *o, int argc, char **argv);
 int berth_cmd_plugins (berth_ctx *ctx, int argc, char **argv);
 
 #endif

@@ -130,6 +130,26 @@ write_host (const char *path, const void *data, size_t len)
   return -e;
 }
 
+berth_env *
+cli_open_named (berth_ctx *ctx, const char *name, int *ret_exit)
+{
+  berth_env_spec spec = BERTH_ENV_SPEC_INIT;
+  berth_env *env = NULL;
+  berth_error *err = NULL;
+  if (!cli_env_exists (ctx, name))
+    {
+      *ret_exit = cli_fail ("no environment named '%s' (see berth ls; create it with berth exec -e %s -- true)", name, name);
+      return NULL;
+    }
+  spec.name = name;
+  if (berth_env_open (ctx, &spec, &env, &err) < 0)
+    {
+      *ret_exit = cli_fail_err (err);
+      return NULL;
+    }
+  return env;
+}
+
 int
 cmd_cp (const cli_opts *o, int argc, char **argv)
 {
@@ -163,21 +183,15 @@ cmd_cp (const cli_opts *o, int argc, char **argv)
   int exit_code = EXIT_BERTH;
   berth_env *env = NULL;
   berth_error *err = NULL;
-  berth_env_spec spec = BERTH_ENV_SPEC_INIT;
   char *data = NULL, *target = NULL;
   size_t len = 0;
   mode_t mode = 0644;
   int r;
-  spec.name = name;
-  if (!cli_env_exists (ctx, name))
-    exit_code = cli_fail ("no environment named '%s' (see berth ls; create it with berth exec -e %s -- true)", name, name);
-  else if (upload)
+  if (upload)
     {
       if ((r = read_host (hpath, &data, &len, &mode)) < 0)
         exit_code = cli_fail ("cp: cannot read %s: %s", hpath, r == -EISDIR ? "it is a directory (copy files one by one, or tar them)" : strerror (-r));
-      else if (berth_env_open (ctx, &spec, &env, &err) < 0)
-        exit_code = cli_fail_err (err);
-      else
+      else if ((env = cli_open_named (ctx, name, &exit_code)) != NULL)
         {
           target = epath[0] == '\0' || epath[strlen (epath) - 1] == '/' ? with_name_of (epath, hpath) : strdup (epath);
           if (berth_env_write_file (env, target ? target : epath, data, len, mode, &err) < 0)
@@ -186,8 +200,8 @@ cmd_cp (const cli_opts *o, int argc, char **argv)
             exit_code = 0;
         }
     }
-  else if (berth_env_open (ctx, &spec, &env, &err) < 0)
-    exit_code = cli_fail_err (err);
+  else if ((env = cli_open_named (ctx, name, &exit_code)) == NULL)
+    ;
   else if (berth_env_read_file (env, epath, CP_MAX, (void **) &data, &len, &err) < 0)
     exit_code = cli_fail_err (err);
   else

@@ -23,6 +23,8 @@ static const char usage[] =
   "  doctor [-b BACKEND] [--json] check what each backend needs\n"
   "  ls [--json] | rm NAME...      named environments\n"
   "  cp SRC NAME:DEST | NAME:SRC DEST  copy a file into or out of an environment\n"
+  "  start -e NAME [--stdin] [--json] -- COMMAND...   a background process (prints its id)\n"
+  "  ps -e NAME [--json] | logs -e NAME [--follow] ID | attach -e NAME ID | stop -e NAME ID\n"
   "  gc [--dry-run] [--json]       remove leftovers and old spill files\n"
   "  config get KEY | set KEY VALUE | unset KEY | list [--show-origin] [--json] | path\n"
   "  plugins list [--json] | enable NAME | disable NAME\n"
@@ -251,6 +253,11 @@ static const struct
   { "ls", cmd_ls },
   { "rm", cmd_rm },
   { "cp", cmd_cp },
+  { "start", cmd_start },
+  { "ps", cmd_ps },
+  { "logs", cmd_logs },
+  { "attach", cmd_attach },
+  { "stop", cmd_stop },
   { "gc", cmd_gc },
   { "config", cmd_config },
   { "plugins", cmd_plugins },

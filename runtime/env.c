@@ -303,6 +303,16 @@ berth_env_cleanup (berth_env *env, berth_error **reterr)
   return r;
 }
 
+char *
+berth_env_resolve_cwd (berth_env *env, const char *cwd)
+{
+  if (cwd == NULL || *cwd == '\0')
+    return env->cwd ? xstrdup (env->cwd) : NULL;
+  if (cwd[0] == '/' || cwd[0] == '~' || env->cwd == NULL)
+    return xstrdup (cwd);
+  return xasprintf ("%s/%s", env->cwd, cwd);
+}
+
 BERTH_EXPORT int
 berth_env_stop_idle (berth_env *env, berth_error **reterr)
 {

@@ -120,15 +120,6 @@ fail_with_output (exec_run *run, int r, berth_error **reterr)
   return r;
 }
 
-static char *
-resolve_cwd (berth_env *env, const char *cwd)
-{
-  if (cwd == NULL || *cwd == '\0')
-    return env->cwd ? strdup (env->cwd) : NULL;
-  if (cwd[0] == '/' || cwd[0] == '~' || env->cwd == NULL)
-    return strdup (cwd);
-  return berth_strdup_printf ("%s/%s", env->cwd, cwd);
-}
 
 /* One execute in progress (berth_env_exec_begin .. berth_exec_free).
    The loop of DESIGN 4 lives in exec_step; berth_env_execute is that
@@ -203,7 +194,7 @@ begin_locked (berth_exec *x, const berth_exec_spec *spec, berth_error **reterr)
   berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "execute in %s on %s via %s, timeout %gs", env->id, berth_env_backend (env),
                  berth_transport_get (env)->via, timeout);
   use_fd = (flags & BERTH_PREFIX_PASSES_FDS) != 0;
-  x->cwd = resolve_cwd (env, spec->cwd);
+  x->cwd = berth_env_resolve_cwd (env, spec->cwd);
   berth_script_spec ss = {
     .command = spec->command,
     .cwd = x->cwd,

@@ -312,6 +312,64 @@ BERTH_EXPORT int berth_env_realpath (berth_env *env, const char *path, char **re
    /tmp, a container's /tmp, the remote $TMPDIR, the host's for local.  */
 BERTH_EXPORT int berth_env_temp_dir (berth_env *env, char **ret, berth_error **reterr);
 
+/* ---- background processes ----
+   A command started in the environment that outlives the call (a dev
+   server, a watcher): run by the environment's shell with its cwd and
+   exported state, output merged, in its own session there.  It stays in
+   the environment (a jail's, a container's) and is reachable from any
+   berth process by its id until the environment is removed: output is
+   replayed from its start (at most the last 1 MiB, with a marker when
+   more was dropped).  Handles are reference counted.  */
+typedef struct berth_process berth_process;
+typedef struct berth_process_spec
+{
+  size_t size;
+  const char *command; /* one shell string, run by bash */
+  const char *cwd;     /* NULL: the environment's cwd */
+  bool has_stdin;      /* berth_process_write feeds it; else /dev/null */
+} berth_process_spec;
+#define BERTH_PROCESS_SPEC_INIT { .size = sizeof (berth_process_spec) }
+enum
+{
+  BERTH_PROCESS_RUNNING = 1,
+  BERTH_PROCESS_EXITED = 2, /* exit code and termination known */
+  BERTH_PROCESS_LOST = 3,   /* gone without a status: its environment was
+                               removed, recreated, or killed under it */
+};
+#define BERTH_PROCESS_OUTPUT 1 /* the stream berth_process_read reports */
+BERTH_EXPORT int berth_env_start_process (berth_env *env, const berth_process_spec *spec, berth_process **ret, berth_error **reterr);
+/* The process ID of ENV (from berth_process_id, any berth process).
+   ENOENT when there is none (never there, or the environment was removed
+   since).  */
+BERTH_EXPORT int berth_env_attach_process (berth_env *env, const char *id, berth_process **ret, berth_error **reterr);
+BERTH_EXPORT const char *berth_process_id (const berth_process *p);
+BERTH_EXPORT berth_process *berth_process_ref (berth_process *p);
+BERTH_EXPORT berth_process *berth_process_unref (berth_process *p);
+/* A file descriptor readable when output may be there (poll it, then
+   berth_process_read), or < 0.  */
+BERTH_EXPORT int berth_process_fd (berth_process *p, berth_error **reterr);
+/* Raw output bytes into BUF: > 0 read, 0 at the end of its output (it
+   ended and everything was read), -EAGAIN none now.  *RET_STREAM (may be
+   NULL) gets BERTH_PROCESS_OUTPUT.  */
+BERTH_EXPORT ssize_t berth_process_read (berth_process *p, void *buf, size_t len, int *ret_stream, berth_error **reterr);
+/* Its output so far, at once: the last 1 MiB (with a marker line first
+   when more was dropped); malloc'd, NUL-terminated after *RET_LEN.  */
+BERTH_EXPORT int berth_process_output (berth_process *p, void **ret, size_t *ret_len, berth_error **reterr);
+/* Its stdin (started with has_stdin): LEN bytes, then close for EOF.  */
+BERTH_EXPORT int berth_process_write (berth_process *p, const void *data, size_t len, berth_error **reterr);
+BERTH_EXPORT int berth_process_close_stdin (berth_process *p, berth_error **reterr);
+/* BERTH_PROCESS_*; once exited, *RET_EXIT_CODE and *RET_TERMINATION
+   ("exited", "signaled" -- its shell's 128+N --, "stopped" by
+   berth_process_stop; "lost"); both may be NULL.  */
+BERTH_EXPORT int berth_process_poll (berth_process *p, int *ret_exit_code, const char **ret_termination, berth_error **reterr);
+/* Kill its whole tree where it runs (children that left its session too).  */
+BERTH_EXPORT int berth_process_stop (berth_process *p, berth_error **reterr);
+/* STARTED: epoch seconds; EXIT_CODE -1 and TERMINATION NULL while running. */
+typedef void (*berth_process_list_fn) (void *userdata, const char *id, const char *command, int64_t started, int state, int exit_code,
+                                       const char *termination);
+/* Every process started in ENV that it still records.  */
+BERTH_EXPORT int berth_env_list_processes (berth_env *env, berth_process_list_fn fn, void *userdata, berth_error **reterr);
+
 /* ---- non-blocking execute ----
    berth_env_execute is exactly this loop, run to the end:
 

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cmd-process.c: background processes of a named environment -- berth
+   start, ps, logs, attach, stop (libberth's berth_process_*).  */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <berth/provider-util.h> /* _cleanup_free_ */
+
+#include "cli.h"
+
+static const char process_usage[] =
+  "Usage: berth start -e NAME [-C DIR] [--stdin] [--json] [--] COMMAND...\n"
+  "       berth ps -e NAME [--json]\n"
+  "       berth logs -e NAME [--follow] ID\n"
+  "       berth attach -e NAME ID\n"
+  "       berth stop -e NAME ID\n"
+  "\n"
+  "Background processes of the named environment NAME (which must exist):\n"
+  "start prints the new process's id; it runs in the environment with its cwd\n"
+  "and exported state, in a session of its own, until it ends or is stopped,\n"
+  "whatever happens to this berth.  ps lists them (running, exited N,\n"
+  "stopped, lost); logs prints the output so far (the last 1 MiB) and with\n"
+  "--follow the rest as it comes; attach also copies this terminal's input\n"
+  "to a process started with --stdin (Ctrl-C detaches, it keeps running);\n"
+  "stop kills its whole tree where it runs.\n";
+
+typedef struct proc_opts
+{
+  const char *name, *cwd, *id;
+  bool json, follow, has_stdin;
+  int first; /* index of the command (start) */
+} proc_opts;
+
+/* -e NAME, -C DIR, --json, --follow, --stdin, then ID or -- COMMAND.  */
+static int
+parse (int argc, char **argv, bool want_command, proc_opts *po, int *ret_exit)
+{
+  int i;
+  for (i = 1; i < argc; i++)
+    {
+      const char *a = argv[i];
+      if (cli_is_help (a))
+        {
+          fputs (process_usage, stdout);
+          *ret_exit = 0;
+          return -1;
+        }
+      if (strcmp (a, "--") == 0)
+        {
+          i++;
+          break;
+        }
+      if ((strcmp (a, "-e") == 0 || strcmp (a, "-C") == 0) && i + 1 < argc)
+        {
+          *(a[1] == 'e' ? &po->name : &po->cwd) = argv[++i];
+          continue;
+        }
+      if (strcmp (a, "--json") == 0)
+        po->json = cli_json = true;
+      else if (strcmp (a, "--follow") == 0 || strcmp (a, "-f") == 0)
+        po->follow = true;
+      else if (strcmp (a, "--stdin") == 0)
+        po->has_stdin = true;
+      else if (a[0] == '-')
+        {
+          *ret_exit = cli_fail ("%s: unknown option %s (berth %s --help)", argv[0], a, argv[0]);
+          return -1;
+        }
+      else
+        break;
+    }
+  if (po->name == NULL)
+    {
+      *ret_exit = cli_fail ("%s needs a named environment: -e NAME (its processes outlive this berth)", argv[0]);
+      return -1;
+    }
+  po->first = i;
+  if (want_command && i >= argc)
+    {
+      *ret_exit = cli_fail ("start: no command given (berth start -e NAME -- COMMAND)");
+      return -1;
+    }
+  if (!want_command && strcmp (argv[0], "ps") != 0)
+    {
+      if (i + 1 != argc)
+        {
+          *ret_exit = cli_fail ("%s: name one process id (see berth ps -e %s)", argv[0], po->name);
+          return -1;
+        }
+      po->id = argv[i];
+    }
+  return 0;
+}
+
+/* The context, the environment, and (with an id) the process.  */
+typedef struct proc_call
+{
+  berth_ctx *ctx;
+  berth_env *env;
+  berth_process *proc;
+} proc_call;
+
+static int
+open_call (const cli_opts *o, const proc_opts *po, proc_call *c)
+{
+  int exit_code = EXIT_BERTH;
+  berth_error *err = NULL;
+  *c = (proc_call){ 0 };
+  if ((c->ctx = cli_ctx (o)) == NULL)
+    return EXIT_BERTH;
+  if ((c->env = cli_open_named (c->ctx, po->name, &exit_code)) == NULL)
+    return exit_code;
+  if (po->id && berth_env_attach_process (c->env, po->id, &c->proc, &err) < 0)
+    return cli_fail_err (err);
+  return 0;
+}
+
+static int
+close_call (proc_call *c, int exit_code)
+{
+  berth_process_unref (c->proc);
+  if (c->env)
+    {
+      berth_env_cleanup (c->env, NULL);
+      berth_env_unref (c->env);
+    }
+  berth_ctx_unref (c->ctx);
+  return exit_code;
+}
+
+int
+cmd_start (const cli_opts *o, int argc, char **argv)
+{
+  proc_opts po = { 0 };
+  proc_call c;
+  int exit_code = EXIT_BERTH;
+  berth_error *err = NULL;
+  if (parse (argc, argv, true, &po, &exit_code) < 0)
+    return exit_code;
+  _cleanup_free_ char *command = argc - po.first == 1 ? strdup (argv[po.first]) : berth_shell_join ((const char *const *) argv + po.first);
+  if ((exit_code = open_call (o, &po, &c)) != 0)
+    return close_call (&c, exit_code);
+  berth_process_spec spec = BERTH_PROCESS_SPEC_INIT;
+  spec.command = command;
+  spec.cwd = po.cwd;
+  spec.has_stdin = po.has_stdin;
+  if (berth_env_start_process (c.env, &spec, &c.proc, &err) < 0)
+    return close_call (&c, cli_fail_err (err));
+  if (po.json)
+    {
+      printf ("{\"schema_version\":%d,\"id\":\"%s\",\"env\":", CLI_SCHEMA_VERSION, berth_process_id (c.proc));
+      json_string (stdout, po.name);
+      fputs ("}\n", stdout);
+      cli_json = false;
+    }
+  else
+    puts (berth_process_id (c.proc));
+  return close_call (&c, 0);
+}
+
+static const char *
+state_name (int state, int ec, const char *how, char *buf, size_t size)
+{
+  if (state == BERTH_PROCESS_RUNNING)
+    return "running";
+  if (state == BERTH_PROCESS_LOST || strcmp (how, "stopped") == 0)
+    return how;
+  snprintf (buf, size, "%s %d", strcmp (how, "signaled") == 0 ? "signaled" : "exited", strcmp (how, "signaled") == 0 ? ec - 128 : ec);
+  return buf;
+}
+
+typedef struct ps_state
+{
+  bool json, first;
+} ps_state;
+
+static void
+ps_one (void *userdata, const char *id, const char *command, int64_t started, int state, int ec, const char *how)
+{
+  ps_state *s = userdata;
+  char buf[32];
+  if (s->json)
+    {
+      printf ("%s{\"schema_version\":%d,\"id\":\"%s\",\"state\":\"%s\",\"exit_code\":", s->first ? "" : ",", CLI_SCHEMA_VERSION, id,
+              state == BERTH_PROCESS_RUNNING ? "running" : state == BERTH_PROCESS_LOST ? "lost" : "exited");
+      if (state == BERTH_PROCESS_EXITED)
+        printf ("%d,\"termination\":\"%s\"", ec, how);
+      else
+        printf ("null,\"termination\":%s", how ? "\"lost\"" : "null");
+      printf (",\"started\":%lld,\"command\":", (long long) started);
+      json_string (stdout, command);
+      fputc ('}', stdout);
+    }
+  else
+    {
+      _cleanup_free_ char *safe = cli_term_escape (command);
+      printf ("%s  %-10s  %s\n", id, state_name (state, ec, how, buf, sizeof buf), safe ? safe : "");
+    }
+  s->first = false;
+}
+
+int
+cmd_ps (const cli_opts *o, int argc, char **argv)
+{
+  proc_opts po = { 0 };
+  proc_call c;
+  int exit_code = EXIT_BERTH;
+  berth_error *err = NULL;
+  if (parse (argc, argv, false, &po, &exit_code) < 0)
+    return exit_code;
+  if (po.first < argc)
+    return cli_fail ("ps: unexpected argument %s", argv[po.first]);
+  if ((exit_code = open_call (o, &po, &c)) != 0)
+    return close_call (&c, exit_code);
+  ps_state s = { .json = po.json, .first = true };
+  cli_capture cap;
+  if (!cli_capture_begin (&cap))
+    return close_call (&c, cli_fail ("out of memory"));
+  int r = berth_env_list_processes (c.env, ps_one, &s, &err);
+  _cleanup_free_ char *text = cli_capture_end (&cap);
+  if (r < 0)
+    return close_call (&c, cli_fail_err (err));
+  if (po.json)
+    {
+      printf ("[%s]\n", text);
+      cli_json = false;
+    }
+  else
+    fputs (text, stdout);
+  return close_call (&c, 0);
+}
+
+static volatile sig_atomic_t detach_requested;
+
+static void
+on_interrupt (int sig)
+{
+  (void) sig;
+  detach_requested = 1;
+}
+
+/* Copy P's output to stdout until its end (or Ctrl-C); with STDIN, our
+   input goes to the process.  */
+static int
+pump (berth_process *p, bool follow, bool with_stdin)
+{
+  berth_error *err = NULL;
+  char buf[65536];
+  bool in_open = with_stdin;
+  int fd = berth_process_fd (p, &err);
+  if (fd < 0)
+    return cli_fail_err (err);
+  for (;;)
+    {
+      ssize_t n = berth_process_read (p, buf, sizeof buf, NULL, &err);
+      if (n > 0)
+        {
+          if (fwrite (buf, 1, (size_t) n, stdout) != (size_t) n)
+            return EXIT_BERTH;
+          fflush (stdout);
+          continue;
+        }
+      if (n == 0)
+        return 0;
+      if (n != -EAGAIN)
+        return cli_fail_err (err);
+      if (detach_requested)
+        return 0;
+      struct pollfd pf[2] = { { fd, POLLIN, 0 }, { in_open ? STDIN_FILENO : -1, POLLIN, 0 } };
+      int pr = poll (pf, 2, follow ? 1000 : 300);
+      if (pr == 0 && !follow)
+        return 0; /* nothing more now */
+      if (pf[1].revents)
+        {
+          ssize_t m = read (STDIN_FILENO, buf, sizeof buf);
+          if (m > 0 && berth_process_write (p, buf, (size_t) m, &err) < 0)
+            return cli_fail_err (err);
+          if (m <= 0)
+            {
+              in_open = false;
+              if (berth_process_close_stdin (p, &err) < 0)
+                return cli_fail_err (err);
+            }
+        }
+    }
+}
+
+static int
+follow_command (const cli_opts *o, int argc, char **argv, bool attach)
+{
+  proc_opts po = { 0 };
+  proc_call c;
+  int exit_code = EXIT_BERTH;
+  if (parse (argc, argv, false, &po, &exit_code) < 0)
+    return exit_code;
+  if ((exit_code = open_call (o, &po, &c)) != 0)
+    return close_call (&c, exit_code);
+  if (!attach && !po.follow)
+    {
+      berth_error *err = NULL;
+      void *data = NULL;
+      size_t len = 0;
+      if (berth_process_output (c.proc, &data, &len, &err) < 0)
+        return close_call (&c, cli_fail_err (err));
+      fwrite (data, 1, len, stdout);
+      free (data);
+      return close_call (&c, 0);
+    }
+  struct sigaction sa = { .sa_handler = on_interrupt }, old;
+  sigaction (SIGINT, &sa, &old);
+  exit_code = pump (c.proc, true, attach);
+  sigaction (SIGINT, &old, NULL);
+  return close_call (&c, exit_code);
+}
+
+int
+cmd_logs (const cli_opts *o, int argc, char **argv)
+{
+  return follow_command (o, argc, argv, false);
+}
+
+int
+cmd_attach (const cli_opts *o, int argc, char **argv)
+{
+  return follow_command (o, argc, argv, true);
+}
+
+int
+cmd_stop (const cli_opts *o, int argc, char **argv)
+{
+  proc_opts po = { 0 };
+  proc_call c;
+  int exit_code = EXIT_BERTH;
+  berth_error *err = NULL;
+  if (parse (argc, argv, false, &po, &exit_code) < 0)
+    return exit_code;
+  if ((exit_code = open_call (o, &po, &c)) != 0)
+    return close_call (&c, exit_code);
+  if (berth_process_stop (c.proc, &err) < 0)
+    return close_call (&c, cli_fail_err (err));
+  return close_call (&c, 0);
+}
