@@ -261,6 +261,55 @@ is "$?:$(cat "$TEST_TMP/err")" "125:berth: cannot read sub dir: Is a directory" 
 like "$?:$(cat "$TEST_TMP/err")" "125:berth: no environment named 'nosuch$TAG'*" "files: an unknown environment is refused, nothing made"
 "$BERTH" rm "$F" >/dev/null
 
+# --- background processes (DESIGN 3.3): start, attach, stdin, stop, exit ---
+PR=pr$TAG
+bj -e "$PR" -- true >/dev/null
+pst () { "$BERTH" start -e "$PR" "$@"; }
+pid1=$(pst -- 'for i in $(seq 1 20); do echo "line $i"; sleep 0.1; done')
+check "processes: start prints an id" test -n "$pid1"
+sleep 0.6
+got=$(timeout 30 "$BERTH" logs -e "$PR" --follow "$pid1")
+is "$(echo "$got" | head -n1):$(echo "$got" | tail -n1):$(echo "$got" | wc -l | tr -d ' ')" "line 1:line 20:20" "processes: another berth process replays the earlier lines, then the live ones, to the end"
+is "$("$BERTH" logs -e "$PR" "$pid1" | wc -l | tr -d ' ')" 20 "processes: logs prints what it printed"
+pid2=$(pst --stdin -- 'while read -r l; do echo "got $l"; done; echo eof')
+is "$(printf 'a b\nc\n' | timeout 30 "$BERTH" attach -e "$PR" "$pid2")" $'got a b\ngot c\neof' "processes: stdin round trip through attach, EOF at its end"
+pid3=$(pst -- 'exit 3')
+pid4=$(pst -- 'kill -9 $$')
+pid5=$(pst -- 'setsid sleep 300 & echo $! > "/tmp/child-'"$TAG"'"; sleep 300')
+sleep 1
+"$BERTH" stop -e "$PR" "$pid5" 2>"$TEST_TMP/err"
+is "$?:$(cat "$TEST_TMP/err")" "0:" "processes: stop"
+is "$(field "$(bj -e "$PR" -- 'c=$(cat /tmp/child-'"$TAG"'); [ -d /proc/$c ] && ! grep -q ") Z" /proc/$c/stat && echo alive || echo gone')" output)" gone "… kills the whole tree where it runs, a setsid child too"
+ps=$("$BERTH" ps -e "$PR" --json)
+state () { jq -r --arg id "$1" '.[] | select(.id == $id) | "\(.state) \(.exit_code) \(.termination)"' <<<"$ps"; }
+is "$(state "$pid3")" "exited 3 exited" "processes: an exit 3 is exited 3"
+is "$(state "$pid4")" "exited 137 signaled" "… a SIGKILL is signaled (137)"
+is "$(state "$pid5")" "exited 137 stopped" "… a stopped one says so"
+is "$(state "$pid1")" "exited 0 exited" "… and the first one ended"
+ids=()
+for i in $(seq 1 20); do ids+=("$(pst -- "sleep 1; echo done $i")"); done
+sleep 4
+n20=$("$BERTH" ps -e "$PR" --json | jq '[.[] | select(.command | startswith("sleep 1; echo done")) | select(.state == "exited" and .exit_code == 0)] | length')
+is "$n20" 20 "processes: 20 at once in one environment all ran to the end"
+"$BERTH" attach -e "$PR" p000000000000 >/dev/null 2>"$TEST_TMP/err"
+like "$?:$(cat "$TEST_TMP/err")" "125:berth: no process p000000000000 in environment $PR*" "processes: an unknown id is refused (125)"
+"$BERTH" rm "$PR" >/dev/null
+
+stops=$("$BERTH" backends --json | jq -r ".[] | select(.name == \"$BACKEND\") | .flags.cleanup_stops_processes")
+PL=pl$TAG
+bj -e "$PL" -- true >/dev/null
+idl=$("$BERTH" start -e "$PL" -- 'sleep 300')
+"$BERTH" rm "$PL" >/dev/null
+bj -e "$PL" -- true >/dev/null
+if [ "$stops" = true ]; then
+  "$BERTH" attach -e "$PL" "$idl" >/dev/null 2>"$TEST_TMP/err"
+  like "$?:$(cat "$TEST_TMP/err")" "125:berth: no process $idl*" "processes: cleanup_stops_processes: after rm the process is gone (attach says so, no hang)"
+else
+  is "$("$BERTH" ps -e "$PL" --json | jq -r --arg id "$idl" '.[] | select(.id == $id) | .state')" running "processes: without cleanup_stops_processes it outlives rm, reachable again"
+  "$BERTH" stop -e "$PL" "$idl"
+fi
+"$BERTH" rm "$PL" >/dev/null
+
 # --- exec_prefix (3.2) ---
 X=xp$TAG
 bj -e "$X" -- true >/dev/null
