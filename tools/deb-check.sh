@@ -55,6 +55,15 @@ installed=true
 apt-get install -y -qq "${debs[@]}" >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
 home=$work/home
 mkdir -p "$home"
+for f in /etc/berth/config.yaml /usr/lib/systemd/user/berth-gc.service /usr/lib/systemd/user/berth-gc.timer \
+  /usr/share/bash-completion/completions/berth /usr/share/zsh/vendor-completions/_berth \
+  /usr/share/fish/vendor_completions.d/berth.fish /usr/share/man/man3/libberth.3.gz; do
+  [ -f "$f" ] || { echo "deb-check.sh: the packages did not install $f" >&2; exit 1; }
+done
+if ls /etc/systemd/user/*.wants/berth-gc.* >/dev/null 2>&1; then
+  echo "deb-check.sh: installing enabled berth-gc (it must only be installed)" >&2
+  exit 1
+fi
 echo "deb-check: smoke: $(/usr/bin/berth --version)"
 HOME=$home XDG_CONFIG_HOME=$home/.config XDG_STATE_HOME=$home/.state XDG_CACHE_HOME=$home/.cache XDG_DATA_HOME=$home/.data \
   /usr/bin/berth exec -- true
