@@ -353,6 +353,13 @@ cli_next_option (cli_getopt *g, int argc, char **argv, int *ret_exit)
       *ret_exit = 0;
       return -2;
     }
+  if ((c == '?' || c == ':') && g->cmd->run == NULL && g->parent == NULL)
+    {
+      /* the global options (main) */
+      *ret_exit = c == ':' ? cli_fail ("option '%s' needs a value (see berth --help)", argv[optind - 1])
+                           : cli_fail ("unknown option '%s' (see berth --help)", argv[optind - 1]);
+      return -2;
+    }
   if (c == '?' || c == ':')
     {
       const char *what = argv[optind - 1];

@@ -64,6 +64,9 @@ if ls /etc/systemd/user/*.wants/berth-gc.* >/dev/null 2>&1; then
   echo "deb-check.sh: installing enabled berth-gc (it must only be installed)" >&2
   exit 1
 fi
+# bash-completion's own loader finds the installed script.
+bash -c '. /usr/share/bash-completion/bash_completion && __load_completion berth && complete -p berth' | grep -q -- '-F _berth berth$' \
+  || { echo "deb-check.sh: bash-completion does not load /usr/share/bash-completion/completions/berth" >&2; exit 1; }
 echo "deb-check: smoke: $(/usr/bin/berth --version)"
 HOME=$home XDG_CONFIG_HOME=$home/.config XDG_STATE_HOME=$home/.state XDG_CACHE_HOME=$home/.cache XDG_DATA_HOME=$home/.data \
   /usr/bin/berth exec -- true
