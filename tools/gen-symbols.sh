@@ -28,6 +28,7 @@ generate ()
 {
   printf '# Generated from runtime/berth.sym by tools/gen-symbols.sh: do not edit.\n'
   printf 'libberth.so.%s libberth%s #MINVER#\n' "$major" "$major"
+  printf '* Build-Depends-Package: libberth-dev\n'
   # Strip /* */ comments except the release markers, then walk the nodes.
   awk '
     /\/\* berth [0-9][0-9.]* \*\// { match ($0, /berth [0-9][0-9.]*/); release = substr ($0, RSTART + 6, RLENGTH - 6); next }
