@@ -5,10 +5,12 @@
 
 #include <berth/provider.h>
 
+/* Per-environment data: the block libberth allocates (env_data_size).  */
 typedef struct bwrap_data
 {
-  char *state;
+  const char *state;   /* the jail's directory (berth_env_state_dir) */
   int64_t cpu_seconds; /* terminal.bwrap_cpu_seconds in force, 0: none */
+  bool running;        /* ensure succeeded */
 } bwrap_data;
 
 /* The start transport (start.c).  */

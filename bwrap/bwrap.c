@@ -32,17 +32,6 @@
 #define PROFILES "restricted, workspace or network"
 #define WORKSPACE_FILE "bwrap-workspace"
 
-static void
-bwrap_free_data (void *data)
-{
-  bwrap_data *d = data;
-  if (d)
-    {
-      free (d->state);
-      free (d);
-    }
-}
-
 static bool
 valid_profile (const char *p)
 {
@@ -342,16 +331,28 @@ jail_alive (const char *state)
   return stat (path, &sb) == 0 && S_ISSOCK (sb.st_mode);
 }
 
+/* Attach: the jail lives in the environment's state directory.  */
 static int
-bwrap_create (berth_env *env, berth_error **reterr)
+bwrap_attach (berth_env *env, berth_error **reterr)
+{
+  bwrap_data *d = berth_env_get_data (env);
+  d->state = berth_env_state_dir (env);
+  if (d->state == NULL)
+    return berth_error_set (reterr, BERTH_E_ENV, "bwrap: the environment has no state directory");
+  return 0;
+}
+
+static int
+bwrap_ensure (berth_env *env, berth_error **reterr)
 {
   const berth_config *cfg = berth_env_config (env);
   const char *profile = profile_of (cfg);
-  const char *state = berth_env_state_dir (env);
+  bwrap_data *d = berth_env_get_data (env);
+  const char *state = d->state;
   int64_t mem, cpu, procs;
-  char **argv = NULL, **envp = NULL, **hides = NULL, *helper = NULL, *ws = NULL, *out = NULL, *envs_dir = NULL, *run_dir = NULL;
+  _cleanup_strv_free_ char **argv = NULL, **envp = NULL, **hides = NULL;
+  _cleanup_free_ char *helper = NULL, *ws = NULL, *out = NULL, *envs_dir = NULL, *run_dir = NULL;
   int r, status = 0;
-  bwrap_data *d;
 
   /* Everything is validated before anything is created.  */
   if (!valid_profile (profile))
@@ -373,18 +374,17 @@ bwrap_create (berth_env *env, berth_error **reterr)
   if (ws == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
   if (ws[0] != '/')
-    {
-      r = berth_error_set (reterr, BERTH_E_ENV, "bwrap: the working directory %s is not an absolute path", ws);
-      goto out;
-    }
+    return berth_error_set (reterr, BERTH_E_ENV, "bwrap: the working directory %s is not an absolute path", ws);
   if (strcmp (profile, "restricted") != 0 && (r = check_writable (ws, "the workspace", reterr)) < 0)
-    goto out;
+    return r;
 
   /* A named environment's jail usually still runs: no helper needed.  */
   if (jail_alive (state))
     {
       berth_logf (env, BERTH_LOG_DEBUG, "jail in %s is running: attach to it", state);
-      goto attach;
+      d->cpu_seconds = cpu;
+      d->running = true;
+      return 0;
     }
   berth_logf (env, BERTH_LOG_DEBUG, "create a jail in %s (profile %s)", state, profile);
 
@@ -393,20 +393,14 @@ bwrap_create (berth_env *env, berth_error **reterr)
   run_dir = berth_env_runtime_dir (env) ? parent_dir (berth_env_runtime_dir (env)) : NULL;
   argv = berth_strv_new (helper, "create", "--state", state, "--profile", profile, NULL);
   if (helper == NULL || envs_dir == NULL || argv == NULL)
-    {
-      r = berth_error_errno (reterr, ENOMEM, "out of memory");
-      goto out;
-    }
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
   if (push (&argv, "--workspace") < 0 || push (&argv, ws) < 0 || push (&argv, "--memory-mb") < 0 || push_int (&argv, mem) < 0
       || push (&argv, "--cpu-seconds") < 0 || push_int (&argv, cpu) < 0 || push (&argv, "--max-procs") < 0
       || push_int (&argv, procs) < 0
       /* Every environment's state (snapshots) and runtime sockets.  */
       || push (&argv, "--hide") < 0 || push (&argv, envs_dir) < 0
       || (run_dir && (push (&argv, "--hide") < 0 || push (&argv, run_dir) < 0)))
-    {
-      r = berth_error_errno (reterr, ENOMEM, "out of memory");
-      goto out;
-    }
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
   /* berth's own configuration may carry secrets (docker_env...); its
      default place, ~/.config/berth, is in the helper's table.  */
   if (getenv ("XDG_CONFIG_HOME") && getenv ("XDG_CONFIG_HOME")[0] == '/')
@@ -417,13 +411,10 @@ bwrap_create (berth_env *env, berth_error **reterr)
       r = conf == NULL || push (&argv, "--hide") < 0 || push (&argv, conf) < 0 ? -ENOMEM : 0;
       free (conf);
       if (r < 0)
-        {
-          r = berth_error_errno (reterr, ENOMEM, "out of memory");
-          goto out;
-        }
+        return berth_error_errno (reterr, ENOMEM, "out of memory");
     }
   if ((r = add_binds (cfg, &argv, reterr)) < 0)
-    goto out;
+    return r;
   hides = berth_config_strv (cfg, "terminal.bwrap_hide");
   for (size_t i = 0; hides && hides[i]; i++)
     {
@@ -432,59 +423,31 @@ bwrap_create (berth_env *env, berth_error **reterr)
         {
           r = berth_error_set (reterr, BERTH_E_CONFIG, "terminal.bwrap_hide: %s is not an absolute path", hides[i]);
           free (h);
-          goto out;
+          return r;
         }
       r = push (&argv, "--hide") < 0 || push (&argv, h) < 0 ? -ENOMEM : 0;
       free (h);
       if (r < 0)
-        {
-          r = berth_error_errno (reterr, ENOMEM, "out of memory");
-          goto out;
-        }
+        return berth_error_errno (reterr, ENOMEM, "out of memory");
     }
   /* A throw-away jail dies with this process.  */
   if (!berth_env_is_persistent (env) && (push (&argv, "--owner-pid") < 0 || push_int (&argv, getpid ()) < 0))
-    {
-      r = berth_error_errno (reterr, ENOMEM, "out of memory");
-      goto out;
-    }
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
 
   envp = helper_environ ();
   r = berth_run_capture ((const char *const *) argv, (const char *const *) envp, NULL, berth_env_time_left (env, 30.0), 16384, &out, &status, reterr);
   berth_logf (env, BERTH_LOG_DEBUG, "jail create: %s (status %d)", r < 0 ? "cannot run the helper" : status == 0 ? "up" : "refused", status);
   if (r < 0)
-    goto out;
+    return r;
   if (status != 0)
-    {
-      r = berth_error_set (reterr, BERTH_E_UNAVAILABLE, "bwrap: cannot confine commands, refusing to run them: %s", helper_reason (out));
-      goto out;
-    }
+    return berth_error_set (reterr, BERTH_E_UNAVAILABLE, "bwrap: cannot confine commands, refusing to run them: %s", helper_reason (out));
   record_workspace (env, ws);
   if (out && strncmp (out, "recreated", 9) == 0)
     berth_env_mark_recreated (env);
 
-attach:
-  d = calloc (1, sizeof *d);
-  if (d != NULL)
-    d->cpu_seconds = cpu;
-  if (d == NULL || (d->state = strdup (state)) == NULL)
-    {
-      free (d);
-      r = berth_error_errno (reterr, ENOMEM, "out of memory");
-      goto out;
-    }
-  berth_env_set_data (env, d);
-  r = 0;
-out:
-  berth_strv_free (argv);
-  berth_strv_free (envp);
-  berth_strv_free (hides);
-  free (helper);
-  free (ws);
-  free (out);
-  free (envs_dir);
-  free (run_dir);
-  return r;
+  d->cpu_seconds = cpu;
+  d->running = true;
+  return 0;
 }
 
 static int
@@ -495,7 +458,7 @@ bwrap_exec_prefix (berth_env *env, const char *user, bool interactive, char ***r
   char **argv;
   if (user && *user)
     return berth_error_set (reterr, ENOTSUP, "bwrap: running as another user (%s) is not supported", user);
-  if (d == NULL)
+  if (!d->running)
     return berth_error_set (reterr, BERTH_E_ENV, "bwrap: the jail was not created");
   helper = berth_helper_path ("berth-jail");
   if (helper == NULL)
@@ -528,18 +491,16 @@ run_helper (const char *verb, const char *state, double timeout, berth_error **r
   return r;
 }
 
+/* For good (a named environment keeps its jail, its /tmp and background
+   processes between invocations until then).  No stop: a jail at rest
+   costs nothing to keep.  */
 static int
-bwrap_cleanup (berth_env *env, bool remove, berth_error **reterr)
+bwrap_remove (berth_env *env, berth_error **reterr)
 {
-  const char *state = berth_env_state_dir (env);
-  /* A named environment keeps its jail (and its /tmp and background
-     processes) between invocations until it is removed.  */
-  if (berth_env_is_persistent (env) && !remove)
-    return 0;
-  if (state == NULL)
-    return 0;
-  berth_logf (env, BERTH_LOG_DEBUG, "destroy the jail in %s", state);
-  return run_helper ("destroy", state, berth_env_time_left (env, 30.0), reterr);
+  bwrap_data *d = berth_env_get_data (env);
+  berth_logf (env, BERTH_LOG_DEBUG, "destroy the jail in %s", d->state);
+  d->running = false;
+  return run_helper ("destroy", d->state, berth_env_time_left (env, 30.0), reterr);
 }
 
 static int run_probe (const berth_config *cfg, bool full, double timeout, char **ret_reason);
@@ -622,6 +583,16 @@ bwrap_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
   return 0;
 }
 
+static const berth_key_spec bwrap_config_keys[] = {
+  { "bwrap_profile", BERTH_KEY_STRING, .expect = "one of " PROFILES },
+  { "bwrap_binds", BERTH_KEY_BINDS },
+  { "bwrap_hide", BERTH_KEY_STRV },
+  { "bwrap_memory_mb", BERTH_KEY_INT, 0, INT64_MAX, "an integer >= 0" },
+  { "bwrap_cpu_seconds", BERTH_KEY_INT, 0, INT64_MAX, "an integer >= 0" },
+  { "bwrap_max_procs", BERTH_KEY_INT, 0, INT64_MAX, "an integer >= 0" },
+  { NULL },
+};
+
 const berth_provider_ops berth_bwrap_provider = {
   BERTH_PROVIDER_OPS_INIT,
   .name = "bwrap",
@@ -637,13 +608,15 @@ const berth_provider_ops berth_bwrap_provider = {
                         "(Debian: also kernel.unprivileged_userns_clone=1; Ubuntu 24.04+: an AppArmor profile granting "
                         "`userns,` to berth-jail, or kernel.apparmor_restrict_unprivileged_userns=0).  Inside a container "
                         "it needs --security-opt seccomp=unconfined and an unmasked /proc.",
-  .create = bwrap_create,
+  .config_keys = bwrap_config_keys,
+  .env_data_size = sizeof (bwrap_data),
+  .attach = bwrap_attach,
+  .ensure = bwrap_ensure,
+  .remove = bwrap_remove,
   .exec_prefix = bwrap_exec_prefix,
   .start = bwrap_start,
   /* The jail's init runs commands with our environment and fd 3.  */
   .start_flags = BERTH_PREFIX_PASSES_ENV | BERTH_PREFIX_PASSES_FDS,
-  .cleanup = bwrap_cleanup,
-  .free_data = bwrap_free_data,
 };
 
 BERTH_PROVIDER_EXPORT (berth_bwrap_provider)

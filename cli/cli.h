@@ -60,6 +60,9 @@ typedef struct cli_capture
 bool cli_capture_begin (cli_capture *c);
 char *cli_capture_end (cli_capture *c);
 
+/* True when the named environment NAME exists (berth ls lists it).  */
+bool cli_env_exists (berth_ctx *ctx, const char *name);
+
 /* JSON output.  */
 void json_string (FILE *f, const char *s);
 void json_string_len (FILE *f, const char *s, size_t len);
@@ -166,6 +169,7 @@ int cmd_rm (const cli_opts *o, int argc, char **argv);
 int cmd_gc (const cli_opts *o, int argc, char **argv);
 int cmd_config (const cli_opts *o, int argc, char **argv);
 int cmd_bench (const cli_opts *o, int argc, char **argv);
+int cmd_cp (const cli_opts *o, int argc, char **argv);
 int berth_cmd_plugins (berth_ctx *ctx, int argc, char **argv);
 
 #endif

@@ -367,8 +367,8 @@ find_env_one (void *userdata, const char *name, const char *backend, const char 
     f->found = true;
 }
 
-static bool
-env_exists (berth_ctx *ctx, const char *name)
+bool
+cli_env_exists (berth_ctx *ctx, const char *name)
 {
   find_env f = { name, false };
   berth_error *err = NULL;
@@ -393,7 +393,7 @@ cmd_exec_prefix (const cli_opts *o, int argc, char **argv)
     return EXIT_BERTH;
   /* A prefix names an environment that exists: a typo must not make a
      new (local) one.  */
-  if (!env_exists (ctx, eo.name))
+  if (!cli_env_exists (ctx, eo.name))
     {
       berth_ctx_unref (ctx);
       return cli_fail ("no environment named '%s' (see berth ls; create it with berth exec -e %s -- true)", eo.name, eo.name);

@@ -181,6 +181,13 @@ const cli_command cli_commands[] = {
   { "ls", cmd_ls, "[--json|--names]", "list named environments", "List named environments.", ls_options },
   { "rm", cmd_rm, "NAME...", "remove named environments",
     "Clean up named environments for good (container, jail, connection, state).", NULL, CLI_VALUE_ENV },
+  { "cp", cmd_cp, "SRC NAME:DEST | NAME:SRC DEST", "copy a file into or out of an environment",
+    "Copy a file into or out of the named environment NAME, as its commands\n"
+    "see it (a jail's read-only root and hidden stores, a container's own\n"
+    "filesystem).  A relative path in the environment is taken from its cwd;\n"
+    "a DEST ending in / (or an existing directory here) gets SRC's name.\n"
+    "The environment must exist (berth ls).  Files up to 1 GiB.",
+    NULL, CLI_VALUE_FILE },
   { "gc", cmd_gc, "[--dry-run] [--json]", "remove leftovers and old spill files",
     "Remove berth leftovers: throw-away environments whose berth was killed\n"
     "(through their backend: container, jail, connection), the commands a\n"

@@ -20,18 +20,6 @@
 #define MEMORY_MB_DEFAULT 5120
 #define PIDS_DEFAULT 256
 
-static void
-strv_freep (char ***p)
-{
-  berth_strv_free (*p);
-}
-#define _cleanup_strv_ __attribute__ ((cleanup (strv_freep)))
-static void
-freep (void *p)
-{
-  free (*(void **)p);
-}
-#define _cleanup_free_ __attribute__ ((cleanup (freep)))
 
 static int
 oom (berth_error **reterr)
@@ -69,6 +57,8 @@ container_name (berth_env *env)
 /* The state files of a named environment (in its state directory): the
    container's id, and the settings it was created with.  */
 #define CONTAINER_FILE "docker-container"
+/* Present while the container is stopped by berth_env_stop_idle.  */
+#define IDLE_FILE "docker-idle"
 #define SETTINGS_FILE "docker-settings"
 
 static bool
@@ -227,7 +217,7 @@ docker_image_ensure (berth_env *env, docker_client *c, const char *image, char *
 char **
 docker_forward_env (const berth_config *cfg)
 {
-  _cleanup_strv_ char **names = berth_config_strv (cfg, "terminal.docker_forward_env");
+  _cleanup_strv_free_ char **names = berth_config_strv (cfg, "terminal.docker_forward_env");
   char **out = berth_strv_new (NULL, NULL);
   if (!out)
     return NULL;
@@ -250,7 +240,7 @@ docker_forward_env (const berth_config *cfg)
 bool
 docker_mounts_host_paths (const berth_config *cfg)
 {
-  _cleanup_strv_ char **vols = berth_config_strv (cfg, "terminal.docker_volumes");
+  _cleanup_strv_free_ char **vols = berth_config_strv (cfg, "terminal.docker_volumes");
   for (size_t i = 0; vols && vols[i]; i++)
     if (strchr (vols[i], ':'))
       return true;
@@ -302,7 +292,7 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
   /* docker_env: literal values from the configuration, set on the
      container.  Secrets belong in docker_forward_env, which goes only into
      each exec's body (never into `docker inspect`).  */
-  _cleanup_strv_ char **denv = berth_config_strv (cfg, "terminal.docker_env");
+  _cleanup_strv_free_ char **denv = berth_config_strv (cfg, "terminal.docker_env");
   for (size_t i = 0; denv && denv[i]; i++)
     {
       const char *eq = strchr (denv[i], '=');
@@ -316,7 +306,7 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
         return oom (reterr);
     }
 
-  _cleanup_strv_ char **vols = berth_config_strv (berth_env_config (env), "terminal.docker_volumes");
+  _cleanup_strv_free_ char **vols = berth_config_strv (berth_env_config (env), "terminal.docker_volumes");
   for (size_t i = 0; vols && vols[i]; i++)
     {
       if (!strchr (vols[i], ':') || vols[i][0] != '/')
@@ -425,7 +415,7 @@ create_spec_labels (berth_env *env, create_spec *s, char digest[17], berth_error
 static int
 container_find (docker_client *c, const char *env_id, docker_container *ret, berth_error **reterr)
 {
-  _cleanup_strv_ char **labels = identity_labels (env_id);
+  _cleanup_strv_free_ char **labels = identity_labels (env_id);
   _cleanup_free_ char *filters = NULL, *esc = NULL, *path = NULL;
   if (!labels || docker_json_filters ((const char *const *)labels, NULL, &filters) < 0 || !(esc = docker_url_escape (filters))
       || asprintf (&path, "/containers/json?all=1&filters=%s", esc) < 0)
@@ -693,15 +683,17 @@ docker_container_ensure (berth_env *env, docker_env_data *d, berth_error **reter
             {
               berth_error *err = NULL;
               berth_logf (env, BERTH_LOG_INFO, "container %.12s is %s: starting it", found.id, found.state);
+              bool idle = berth_env_state_read (env, IDLE_FILE, NULL) >= 0;
               if (container_start (c, found.id, &err) < 0)
                 {
                   berth_logf (env, BERTH_LOG_WARNING, "%s: replacing the container", berth_error_message (err));
                   keep = false;
                 }
-              else
-                berth_env_mark_recreated (env);
+              else if (!idle)
+                berth_env_mark_recreated (env); /* it stopped by itself: its processes are gone */
               berth_error_free (err);
             }
+          (void) berth_env_state_remove (env, IDLE_FILE);
           if (keep)
             {
               free (d->container);
@@ -755,26 +747,54 @@ container_remove_soon (docker_client *c, const char *id, berth_error **reterr)
   return container_remove (c, id, reterr);
 }
 
-int
-docker_container_cleanup (berth_env *env, bool remove, berth_error **reterr)
+/* The environment's container id: the one in use, else found by label
+   (`berth rm NAME` from a fresh process).  0 when there is none.  */
+static int
+container_of (berth_env *env, docker_env_data *d, berth_error **reterr)
 {
-  docker_env_data *d = NULL;
-  if (berth_env_is_persistent (env) && !remove)
-    return 0; /* a named environment keeps running until `berth rm` */
-  int r = docker_env_data_get (env, &d, reterr);
+  if (d->container)
+    return 1;
+  docker_container found;
+  int r = container_find (d->client, berth_env_id (env), &found, reterr);
+  if (r <= 0)
+    return r;
+  d->container = found.id;
+  found.id = NULL;
+  docker_container_clear (&found);
+  return 1;
+}
+
+int
+docker_container_stop (berth_env *env, docker_env_data *d, berth_error **reterr)
+{
+  _cleanup_free_ char *path = NULL;
+  int r = container_of (env, d, reterr);
+  if (r <= 0)
+    return r;
+  /* The engine's grace before SIGKILL, within what the caller has left. */
+  double left = berth_env_time_left (env, 10.0);
+  if (asprintf (&path, "/containers/%s/stop?t=%d", d->container, left > 2 ? (int) left - 1 : 1) < 0)
+    return oom (reterr);
+  docker_response resp = { 0 };
+  r = docker_request (d->client, "POST", path, NULL, DOCKER_SMALL_BODY, &resp, reterr);
   if (r < 0)
     return r;
-  if (!d->container)
-    {
-      /* `berth rm NAME` from a fresh process: find it by label.  */
-      docker_container found;
-      r = container_find (d->client, berth_env_id (env), &found, reterr);
-      if (r <= 0)
-        return r;
-      d->container = found.id;
-      found.id = NULL;
-      docker_container_clear (&found);
-    }
+  long st = resp.status;
+  _cleanup_free_ char *m = st == 204 || st == 304 ? NULL : docker_response_message (&resp);
+  docker_response_clear (&resp);
+  if (st != 204 && st != 304)
+    return berth_error_set (reterr, -BERTH_E_BACKEND, "stopping the container failed: %s", m ? m : "?");
+  /* Ours to start again: the workspace is there, not "recreated".  */
+  (void) berth_env_state_write (env, IDLE_FILE, "1", 1);
+  return 0;
+}
+
+int
+docker_container_remove (berth_env *env, docker_env_data *d, berth_error **reterr)
+{
+  int r = container_of (env, d, reterr);
+  if (r <= 0)
+    return r;
   r = berth_env_is_persistent (env) ? container_remove (d->client, d->container, reterr)
                                     : container_remove_soon (d->client, d->container, reterr);
   if (r < 0)
@@ -782,6 +802,7 @@ docker_container_cleanup (berth_env *env, bool remove, berth_error **reterr)
   free (d->container);
   d->container = NULL;
   (void) berth_env_state_remove (env, CONTAINER_FILE);
+  (void) berth_env_state_remove (env, IDLE_FILE);
   return 0;
 }
 

@@ -11,7 +11,8 @@
 #define DOCKER_DEFAULT_IMAGE "debian:bookworm-slim"
 #define DOCKER_SMALL_BODY (1u << 20)
 
-/* Per-environment data (berth_env_set_data).  */
+/* Per-environment data: the block libberth allocates (env_data_size),
+   filled by attach, emptied by release.  */
 typedef struct docker_env_data
 {
   docker_client *client;
@@ -19,16 +20,20 @@ typedef struct docker_env_data
   char **exec_env; /* "K=V" of docker_forward_env: exec bodies only */
 } docker_env_data;
 
-void docker_env_data_free (void *data);
-/* The environment's data, creating the client on first use.  */
-int docker_env_data_get (berth_env *env, docker_env_data **ret, berth_error **reterr);
+/* The environment's data, its client bound by the caller's deadline.  */
+docker_env_data *docker_env_data_get (berth_env *env);
 
 /* container.c */
 /* Find (named) or create the environment's container and make sure it
    runs; sets d->container.  Marks the environment recreated when a
    container it used before had to be restarted or replaced.  */
 int docker_container_ensure (berth_env *env, docker_env_data *d, berth_error **reterr);
-int docker_container_cleanup (berth_env *env, bool remove, berth_error **reterr);
+/* Stop the container while idle (kept, with its workspace); the next
+   ensure starts it again, not "recreated".  */
+int docker_container_stop (berth_env *env, docker_env_data *d, berth_error **reterr);
+/* Remove the container for good (found by label after attach alone);
+   none there is success.  */
+int docker_container_remove (berth_env *env, docker_env_data *d, berth_error **reterr);
 int docker_container_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr);
 /* Make IMAGE present (pull it when missing).  */
 int docker_image_ensure (berth_env *env, docker_client *c, const char *image, char **ret_entrypoint0, berth_error **reterr);

@@ -12,64 +12,55 @@
 #include "docker-private.h"
 #include "json.h"
 
-void
-docker_env_data_free (void *data)
-{
-  docker_env_data *d = data;
-  if (!d)
-    return;
-  docker_client_free (d->client);
-  free (d->container);
-  berth_strv_free (d->exec_env);
-  free (d);
-}
-
-int
-docker_env_data_get (berth_env *env, docker_env_data **ret, berth_error **reterr)
+/* Attach: the engine client (no request yet) and the forwarded
+   variables, in the block libberth allocated (env_data_size).  */
+static int
+docker_attach (berth_env *env, berth_error **reterr)
 {
   docker_env_data *d = berth_env_get_data (env);
-  if (d)
-    {
-      /* every call into the engine ends by the caller's deadline */
-      docker_client_set_deadline (d->client, berth_env_deadline_usec (env));
-      *ret = d;
-      return 0;
-    }
-  d = calloc (1, sizeof *d);
-  if (!d)
-    return berth_error_errno (reterr, ENOMEM, "out of memory");
   int r = docker_client_new (&d->client, reterr);
   if (r < 0)
-    {
-      free (d);
-      return r;
-    }
-  docker_client_set_deadline (d->client, berth_env_deadline_usec (env));
+    return r;
   d->exec_env = docker_forward_env (berth_env_config (env));
   if (!d->exec_env)
-    {
-      docker_env_data_free (d);
-      return berth_error_errno (reterr, ENOMEM, "out of memory");
-    }
-  berth_env_set_data (env, d);
-  *ret = d;
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
   return 0;
 }
 
-static int
-docker_create (berth_env *env, berth_error **reterr)
+static void
+docker_release (berth_env *env)
 {
-  docker_env_data *d = NULL;
-  int r = docker_env_data_get (env, &d, reterr);
-  if (r < 0)
-    return r;
-  return docker_container_ensure (env, d, reterr);
+  docker_env_data *d = berth_env_get_data (env);
+  docker_client_free (d->client);
+  free (d->container);
+  berth_strv_free (d->exec_env);
+}
+
+docker_env_data *
+docker_env_data_get (berth_env *env)
+{
+  docker_env_data *d = berth_env_get_data (env);
+  /* every call into the engine ends by the caller's deadline */
+  docker_client_set_deadline (d->client, berth_env_deadline_usec (env));
+  return d;
 }
 
 static int
-docker_cleanup (berth_env *env, bool remove, berth_error **reterr)
+docker_ensure (berth_env *env, berth_error **reterr)
 {
-  return docker_container_cleanup (env, remove, reterr);
+  return docker_container_ensure (env, docker_env_data_get (env), reterr);
+}
+
+static int
+docker_stop (berth_env *env, berth_error **reterr)
+{
+  return docker_container_stop (env, docker_env_data_get (env), reterr);
+}
+
+static int
+docker_remove (berth_env *env, berth_error **reterr)
+{
+  return docker_container_remove (env, docker_env_data_get (env), reterr);
 }
 
 static int
@@ -81,10 +72,8 @@ docker_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr)
 static int
 docker_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
 {
-  docker_env_data *d = NULL;
-  int r = docker_env_data_get (env, &d, reterr);
-  if (r < 0)
-    return r;
+  docker_env_data *d = docker_env_data_get (env);
+  int r = 0;
   if (!d->container && (r = docker_container_ensure (env, d, reterr)) < 0)
     return r;
   char **argv = NULL;
@@ -224,6 +213,22 @@ docker_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
   return 0;
 }
 
+/* The keys docker reads (berth-config(5)); the container_* keys of the
+   contract are the core's.  */
+static const berth_key_spec docker_config_keys[] = {
+  { "docker_image", BERTH_KEY_STRING },
+  { "docker_volumes", BERTH_KEY_STRV },
+  { "docker_network", BERTH_KEY_BOOL },
+  { "docker_env", BERTH_KEY_STRMAP, .expect = "a mapping of variable names to values" },
+  { "docker_forward_env", BERTH_KEY_STRV },
+  { "docker_shm_size", BERTH_KEY_STRING },
+  { "docker_pids_limit", BERTH_KEY_INT, 0, INT64_MAX, "an integer >= 0" },
+  { "docker_run_as_host_user", BERTH_KEY_BOOL },
+  { "docker_snap_compat", BERTH_KEY_BOOL },
+  { "docker_mount_cwd_to_workspace", BERTH_KEY_BOOL },
+  { NULL },
+};
+
 const berth_provider_ops berth_docker_provider = {
   BERTH_PROVIDER_OPS_INIT,
   .name = "docker",
@@ -240,12 +245,16 @@ const berth_provider_ops berth_docker_provider = {
   .setup_instructions = "Install the Docker engine (apt install docker.io), start it (sudo systemctl start docker) and give your user access "
                         "to its socket (sudo usermod -aG docker $USER), or point DOCKER_HOST at an engine (unix:// or tcp:// with "
                         "DOCKER_TLS_VERIFY and DOCKER_CERT_PATH).",
-  .create = docker_create,
+  .config_keys = docker_config_keys,
+  .env_data_size = sizeof (docker_env_data),
+  .attach = docker_attach,
+  .ensure = docker_ensure,
+  .stop = docker_stop,
+  .remove = docker_remove,
+  .release = docker_release,
   .exec_prefix = docker_exec_prefix,
   .start = docker_start,
-  .cleanup = docker_cleanup,
   .gc = docker_gc,
-  .free_data = docker_env_data_free,
 };
 
 BERTH_PROVIDER_EXPORT (berth_docker_provider)

@@ -165,12 +165,10 @@ exec_create (docker_env_data *d, const char *body, char **ret_id, berth_error **
 int
 docker_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr)
 {
-  docker_env_data *d = NULL;
+  docker_env_data *d = docker_env_data_get (env);
   char *body = NULL, *exec_id = NULL, *path = NULL;
   const char *user = BERTH_HAS_FIELD (req, berth_start_req, user) ? req->user : NULL;
-  int r = docker_env_data_get (env, &d, reterr);
-  if (r < 0)
-    return r;
+  int r;
   if (!req->argv || !req->argv[0])
     return berth_error_set (reterr, -EINVAL, "docker: nothing to run");
   r = docker_json_exec_create (req->argv, user, (const char *const *)d->exec_env, req->has_stdin, &body, NULL);

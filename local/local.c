@@ -9,8 +9,9 @@
 
 #include <berth/provider.h>
 
+/* Nothing to make: the host is there.  */
 static int
-local_create (berth_env *env, berth_error **reterr)
+local_ensure (berth_env *env, berth_error **reterr)
 {
   return 0;
 }
@@ -29,12 +30,6 @@ local_exec_prefix (berth_env *env, const char *user, bool interactive, char ***r
   return 0;
 }
 
-static int
-local_cleanup (berth_env *env, bool remove, berth_error **reterr)
-{
-  return 0;
-}
-
 const berth_provider_ops berth_local_provider = {
   BERTH_PROVIDER_OPS_INIT,
   .name = "local",
@@ -42,9 +37,8 @@ const berth_provider_ops berth_local_provider = {
   .description = "commands run on this host as the current user",
   .env_description = "Commands run directly on the user's machine; files you change are the user's files.",
   .flags = BERTH_FLAG_USES_HOST_FILESYSTEM | BERTH_FLAG_SUPPORTS_STREAMS,
-  .create = local_create,
+  .ensure = local_ensure,
   .exec_prefix = local_exec_prefix,
-  .cleanup = local_cleanup,
 };
 
 BERTH_PROVIDER_EXPORT (berth_local_provider)

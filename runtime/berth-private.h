@@ -17,6 +17,7 @@ struct berth_provider
   berth_ctx *ctx;
   char *origin; /* "builtin", or the module/plugin path */
   void *dl;     /* dlopen handle or NULL */
+  bool config_checked; /* its declared keys were checked (conf-ctx.c) */
 };
 
 /* A module or plugin found by the scan (no dlopen), for lazy loading and
@@ -47,11 +48,18 @@ struct berth_ctx
   berth_plugin_info *plugins;
   size_t n_plugins;
   char *names; /* cached berth_ctx_provider_names */
+  char **config_deferred; /* (where, key) pairs of unknown keys named after
+                             a backend: checked when it is used */
   char *state_dir;   /* $XDG_STATE_HOME/berth */
   char *runtime_dir; /* $XDG_RUNTIME_DIR/berth or /tmp/berth-UID */
   bool config_loaded; /* berth_ctx_load_config ran: the scan may happen */
   bool scanned;       /* module directories and plugins scanned */
 };
+
+/* conf-ctx.c: check the configuration against P's declared keys (once):
+   a bad value is an error with file:line:col; an unknown key named after
+   P is warned about with a "did you mean".  */
+BERTH_INTERNAL int berth_provider_check_config (berth_provider *p, berth_error **reterr);
 
 /* builtin.c: NULL-terminated */
 BERTH_INTERNAL extern const berth_provider_ops *const berth_builtin_providers[];
@@ -122,11 +130,14 @@ struct berth_env
   char *state_dir;   /* host state of this environment (0700) */
   char *runtime_dir; /* sockets (0700) */
   char *spill_dir;
+  char *temp_dir; /* berth_env_temp_dir, asked once (files.c) */
   char **host_environ;
   char **passthrough;
-  void *data;
+  void *data; /* the provider's block of env_data_size bytes */
   const struct berth_transport_ops *transport; /* chosen on first use (transport.c) */
   int lock_fd;
+  bool attached;  /* the provider's attach ran (provider-call.c) */
+  bool suspended; /* stopped while idle; the next execute resumes it */
   bool created, cleaned, recreated;
   bool executing; /* a berth_exec runs in it (session.c): one at a time */
   bool image_unrecorded; /* spec->image given to an environment recorded without one */

@@ -431,6 +431,8 @@ edit_check (const berth_config_edit *how, const char *file, const char *edited, 
   r = berth_config_merge_string_warn (check, file, edited, strlen (edited), how ? how->warn : NULL, how ? how->userdata : NULL, reterr);
   if (r >= 0 && how && how->backends)
     r = conf_schema_check_backends (check, path, how->backends, reterr);
+  if (r >= 0 && how && how->check)
+    r = how->check (how->userdata, check, path, reterr);
   conf_node_free (check);
   return r;
 }

@@ -85,6 +85,11 @@ BERTH_INTERNAL int conf_read_file (const char *path, const char *name, char **re
 /* conf-schema.c: check the known keys of a freshly parsed file (a null
    value of a known key is dropped, a null section becomes empty).  */
 BERTH_INTERNAL int conf_schema_validate (berth_config *root, berth_error **reterr);
+/* Check the values under terminal. of CFG against the keys a provider
+   declares (NULL-name terminated), with file:line:col.  */
+BERTH_INTERNAL int conf_schema_check_declared (const berth_config *cfg, const berth_key_spec *keys, berth_error **reterr);
+/* The declared key closest to LEAF ("docker_imgae"), or NULL.  */
+BERTH_INTERNAL const char *conf_schema_suggest_declared (const berth_key_spec *keys, const char *leaf);
 /* Report the unknown keys of ROOT's terminal section (file NAME) to WARN.  */
 BERTH_INTERNAL void conf_schema_unknown (const char *name, const berth_config *root, berth_config_warn_fn warn, void *userdata);
 /* Keys that name a backend, set by SET_PATH (it or a section above it),

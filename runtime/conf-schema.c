@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* conf-schema.c: the schema of the known keys (a table: the core keys
-   and the backend rows), the check of a parsed file against it, unknown
-   keys of the terminal section with a "did you mean", the keys that name
-   a backend, and the runtime's own defaults.  */
+/* conf-schema.c: the schema of the known keys -- the core's table here,
+   each backend's keys declared by its provider (berth_key_spec) -- the
+   check of a parsed file against the core's, of a merged configuration
+   against a provider's, unknown keys of the terminal section with a "did
+   you mean", the keys that name a backend, and the runtime's own
+   defaults.  */
 #include "config.h"
 
 #include <ctype.h>
@@ -57,37 +59,13 @@ static const schema_key config_schema[] = {
   { "terminal.timeout", SCHEMA_NUMBER, "a number of seconds from 0 (no timeout) to 2147483648", .min = 0, .max = BERTH_TIMEOUT_MAX, .def = "180" },
   { "terminal.lifetime_seconds", SCHEMA_INT, "an integer >= 0", .imin = 0, .imax = INT64_MAX, .def = "300" },
   SCHEMA_LIST ("terminal.env_passthrough"),
-  SCHEMA_STR ("terminal.docker_image"),
-  SCHEMA_LIST ("terminal.docker_volumes"),
-  SCHEMA_BOOLEAN ("terminal.docker_network"),
-  { "terminal.docker_env", SCHEMA_STRMAP, "a mapping of variable names to values" },
-  SCHEMA_LIST ("terminal.docker_forward_env"),
+  /* The container keys of the contract, shared by the container
+     backends (docker, singularity); each backend's own keys are declared
+     by its provider.  */
   { "terminal.container_cpu", SCHEMA_NUMBER, "a number >= 0", .min = 0 },
   { "terminal.container_memory", SCHEMA_INT, "an integer >= 0 (MB)", .imin = 0, .imax = INT64_MAX },
   { "terminal.container_disk", SCHEMA_INT, "an integer >= 0 (MB)", .imin = 0, .imax = INT64_MAX },
   SCHEMA_BOOLEAN ("terminal.container_persistent"),
-  SCHEMA_STR ("terminal.docker_shm_size"),
-  SCHEMA_COUNT ("terminal.docker_pids_limit"),
-  SCHEMA_BOOLEAN ("terminal.docker_run_as_host_user"),
-  SCHEMA_BOOLEAN ("terminal.docker_snap_compat"),
-  SCHEMA_BOOLEAN ("terminal.docker_mount_cwd_to_workspace"),
-  SCHEMA_STR ("terminal.singularity_image"),
-  SCHEMA_STR ("terminal.singularity_binary"),
-  SCHEMA_LIST ("terminal.singularity_binds"),
-  SCHEMA_BOOLEAN ("terminal.ssh_direct_bash"),
-  { "terminal.ssh_connect_timeout", SCHEMA_INT, "an integer from 1 to 3600", .imin = 1, .imax = 3600 },
-  { "terminal.ssh_control_persist", SCHEMA_INT, "an integer from 1 to 604800", .imin = 1, .imax = 604800 },
-  SCHEMA_STR ("terminal.ssh_host"),
-  SCHEMA_STR ("terminal.ssh_user"),
-  SCHEMA_STR ("terminal.ssh_key"),
-  { "terminal.ssh_options", SCHEMA_OPTIONS, "ssh options: [Key=Value, ...], {Key: Value, ...} or one Key=Value" },
-  { "terminal.ssh_port", SCHEMA_INT, "an integer from 1 to 65535", .imin = 1, .imax = 65535 },
-  SCHEMA_STR ("terminal.bwrap_profile"),
-  { "terminal.bwrap_binds", SCHEMA_BINDS, "a list of binds ('src[:dest][:ro|rw]' or {src, dest, readonly})" },
-  SCHEMA_LIST ("terminal.bwrap_hide"),
-  SCHEMA_COUNT ("terminal.bwrap_memory_mb"),
-  SCHEMA_COUNT ("terminal.bwrap_cpu_seconds"),
-  SCHEMA_COUNT ("terminal.bwrap_max_procs"),
   { "tool_output.max_bytes", SCHEMA_INT, "a positive integer", .imin = 1, .imax = INT64_MAX, .def = "50000" },
   SCHEMA_LIST ("plugins.enabled"),
 };
@@ -258,6 +236,84 @@ conf_schema_validate (berth_config *root, berth_error **reterr)
           break;
         }
     }
+  /* The same for the keys of the terminal section the core does not know
+     (a backend's, checked against its declared keys when it is used).  */
+  berth_config *t = (berth_config *) conf_node_child (root, "terminal", 8);
+  for (size_t j = 0; t && t->kind == BERTH_CONFIG_MAPPING && j < t->n_items;)
+    if (t->items[j]->kind == BERTH_CONFIG_SCALAR && t->items[j]->null)
+      conf_node_remove (t, j);
+    else
+      j++;
+  return 0;
+}
+
+/* ---- the keys a provider declares ---- */
+
+/* The schema entry of a declared key (PATH: "terminal.NAME").  */
+static schema_key
+schema_of_declared (const berth_key_spec *k, const char *path, char *expect, size_t size)
+{
+  static const schema_type types[] = {
+    [BERTH_KEY_STRING] = SCHEMA_STRING, [BERTH_KEY_BOOL] = SCHEMA_BOOL,     [BERTH_KEY_INT] = SCHEMA_INT,
+    [BERTH_KEY_NUMBER] = SCHEMA_NUMBER, [BERTH_KEY_STRV] = SCHEMA_STRV,     [BERTH_KEY_STRMAP] = SCHEMA_STRMAP,
+    [BERTH_KEY_OPTIONS] = SCHEMA_OPTIONS, [BERTH_KEY_BINDS] = SCHEMA_BINDS,
+  };
+  bool ranged = k->min != 0 || k->max != 0;
+  schema_key sk = { .path = path, .type = types[k->type], .expect = expect };
+  switch (k->type)
+    {
+    case BERTH_KEY_INT:
+      /* (double) INT64_MAX rounds up: converting it back would overflow */
+      sk.imin = ranged && k->min > -9.2e18 ? (int64_t) k->min : INT64_MIN;
+      sk.imax = !ranged || k->max >= 9.2e18 ? INT64_MAX : (int64_t) k->max;
+      snprintf (expect, size, ranged ? "an integer from %.0f to %.0f" : "an integer", k->min, k->max);
+      break;
+    case BERTH_KEY_NUMBER:
+      sk.min = ranged ? k->min : -1e308;
+      sk.max = ranged ? k->max : 0;
+      snprintf (expect, size, ranged ? "a number from %g to %g" : "a number", k->min, k->max);
+      break;
+    case BERTH_KEY_BOOL:
+      snprintf (expect, size, "a boolean (true/false, yes/no, on/off)");
+      break;
+    case BERTH_KEY_STRV:
+      snprintf (expect, size, "a list of strings");
+      break;
+    case BERTH_KEY_STRMAP:
+      snprintf (expect, size, "a mapping of names to values");
+      break;
+    case BERTH_KEY_OPTIONS:
+      snprintf (expect, size, "a string, a list of strings or a mapping of values");
+      break;
+    case BERTH_KEY_BINDS:
+      snprintf (expect, size, "a list of binds ('src[:dest][:ro|rw]' or {src, dest, readonly})");
+      break;
+    default:
+      snprintf (expect, size, "a string");
+    }
+  if (k->expect)
+    snprintf (expect, size, "%s", k->expect);
+  return sk;
+}
+
+int
+conf_schema_check_declared (const berth_config *cfg, const berth_key_spec *keys, berth_error **reterr)
+{
+  const berth_config *t = conf_node_child (cfg, "terminal", 8);
+  if (t == NULL || t->kind != BERTH_CONFIG_MAPPING || keys == NULL)
+    return 0;
+  for (size_t i = 0; keys[i].name; i++)
+    {
+      const berth_config *n = conf_node_child (t, keys[i].name, strlen (keys[i].name));
+      char path[96], expect[160];
+      if (n == NULL)
+        continue;
+      snprintf (path, sizeof path, "terminal.%s", keys[i].name);
+      schema_key sk = schema_of_declared (&keys[i], path, expect, sizeof expect);
+      int r = schema_check (&sk, (berth_config *) n, reterr);
+      if (r < 0)
+        return r;
+    }
   return 0;
 }
 
@@ -320,6 +376,24 @@ schema_suggest (const char *section, const char *leaf)
         {
           best = d;
           found = p;
+        }
+    }
+  return best <= max ? found : NULL;
+}
+
+const char *
+conf_schema_suggest_declared (const berth_key_spec *keys, const char *leaf)
+{
+  size_t best = SIZE_MAX, len = strlen (leaf);
+  size_t max = len <= 4 ? 1 : len < 12 ? 2 : 3;
+  const char *found = NULL;
+  for (size_t i = 0; keys && keys[i].name; i++)
+    {
+      size_t d = edit_distance (leaf, keys[i].name);
+      if (d < best)
+        {
+          best = d;
+          found = keys[i].name;
         }
     }
   return best <= max ? found : NULL;

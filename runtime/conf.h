@@ -56,6 +56,9 @@ typedef struct berth_config_edit
   void *userdata;
   const char *backends; /* ", "-separated: what a key naming a backend may
                            be set to (terminal.backend); NULL: unchecked */
+  /* The edited file TREE, PATH being set or unset, checked by the keys the
+     provider PATH is named after declares; NULL: unchecked.  */
+  int (*check) (void *userdata, const berth_config *tree, const char *path, berth_error **reterr);
 } berth_config_edit;
 BERTH_INTERNAL int berth_config_set_in_file_ex (const char *file, const char *path, const char *value, const berth_config_edit *how,
                                                berth_error **reterr);

@@ -74,6 +74,7 @@ berth_ctx_unref (berth_ctx *ctx)
   free (ctx->plugins);
   free (ctx->providers);
   free (ctx->names);
+  berth_strv_free (ctx->config_deferred);
   free (ctx->state_dir);
   free (ctx->runtime_dir);
   berth_config_free (ctx->config);

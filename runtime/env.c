@@ -59,7 +59,7 @@ default_cwd (berth_env *env, char *buf, size_t size)
 void
 berth_env_free (berth_env *env)
 {
-  berth_provider_call_free_data (env);
+  berth_provider_call_release (env);
   if (env->lock_fd >= 0)
     close (env->lock_fd);
   free (env->name);
@@ -71,6 +71,7 @@ berth_env_free (berth_env *env)
   free (env->state_dir);
   free (env->runtime_dir);
   free (env->spill_dir);
+  free (env->temp_dir);
   berth_strv_free (env->host_environ);
   berth_strv_free (env->passthrough);
   free (env);
@@ -148,6 +149,14 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
         berth_error_set (reterr, BERTH_E_NO_PROVIDER, "unknown backend '%s' (available: %s)", backend, berth_ctx_provider_names (ctx));
       berth_env_free (env);
       return -BERTH_E_NO_PROVIDER;
+    }
+  /* Its keys are checked once it is used (`berth rm` works whatever the
+     configuration says).  */
+  int rc = for_remove ? 0 : berth_provider_check_config (env->provider, reterr);
+  if (rc < 0)
+    {
+      berth_env_free (env);
+      return rc;
     }
   if (spec->image && BERTH_HAS_FIELD (spec, berth_env_spec, image))
     {
@@ -231,12 +240,12 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
     }
   berth_ctx_log (ctx, BERTH_LOG_DEBUG, "session", "open %s environment %s on %s (%s)", existed ? "existing" : "new", env->name ? env->name : env->id,
                  berth_env_backend (env), env->provider->origin);
-  r = berth_provider_call_create (env, reterr);
+  r = berth_provider_call_ensure (env, reterr);
   if (r < 0)
     {
       /* Nothing of a failed creation is left behind (a throw-away
          environment, or a named one that did not exist): what the
-         backend made goes through its cleanup, as `berth rm` would, then
+         backend made goes through its remove, as `berth rm` would, then
          the state and runtime directories with the lock.  */
       if (env->name == NULL || !existed)
         {
@@ -283,12 +292,43 @@ berth_env_cleanup (berth_env *env, berth_error **reterr)
   BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   env->cleaned = true;
   berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "clean up %s environment %s", env->name ? "named" : "throw-away", env->name ? env->name : env->id);
-  r = berth_provider_call_cleanup (env, env->name == NULL, reterr);
+  /* A named environment stays as it is (running) for the next
+     invocation; a throw-away one goes for good.  */
   if (env->name == NULL)
     {
+      r = berth_provider_call_remove (env, reterr);
       berth_rm_rf (env->state_dir);
       berth_rm_rf (env->runtime_dir);
     }
+  return r;
+}
+
+BERTH_EXPORT int
+berth_env_stop_idle (berth_env *env, berth_error **reterr)
+{
+  if (env->cleaned)
+    return berth_error_set (reterr, ESTALE, "environment %s was cleaned up", env->id);
+  if (env->executing)
+    return berth_error_set (reterr, EBUSY, "environment %s runs a command", env->name ? env->name : env->id);
+  if (env->suspended || !berth_provider_call_has_stop (env->provider))
+    return 0;
+  BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
+  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "suspend idle environment %s", env->name ? env->name : env->id);
+  int r = berth_provider_call_stop (env, reterr);
+  if (r >= 0)
+    env->suspended = true;
+  return r;
+}
+
+int
+berth_env_resume (berth_env *env, berth_error **reterr)
+{
+  if (!env->suspended)
+    return 0;
+  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "resume environment %s", env->name ? env->name : env->id);
+  int r = berth_provider_call_ensure (env, reterr);
+  if (r >= 0)
+    env->suspended = false;
   return r;
 }
 
@@ -333,7 +373,7 @@ berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr)
 int
 berth_env_discard (berth_env *env, bool forget_anyway, berth_error **reterr)
 {
-  int r = berth_provider_call_cleanup (env, true, reterr);
+  int r = berth_provider_call_remove (env, reterr);
   env->cleaned = true;
   if (r >= 0 || forget_anyway)
     {
@@ -377,7 +417,6 @@ BERTH_EXPORT const char *berth_env_id (const berth_env *env) { return env->id; }
 BERTH_EXPORT const char *berth_env_state_dir (const berth_env *env) { return env->state_dir; }
 BERTH_EXPORT uint64_t berth_env_deadline_usec (const berth_env *env) { return env->deadline_usec; }
 BERTH_EXPORT const char *berth_env_runtime_dir (const berth_env *env) { return env->runtime_dir; }
-BERTH_EXPORT void berth_env_set_data (berth_env *env, void *data) { env->data = data; }
 BERTH_EXPORT void *berth_env_get_data (const berth_env *env) { return env->data; }
 BERTH_EXPORT void berth_env_mark_recreated (berth_env *env) { env->recreated = true; }
 BERTH_EXPORT const char *const *berth_env_passthrough (berth_env *env) { return (const char *const *) env->passthrough; }

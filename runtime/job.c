@@ -97,17 +97,48 @@ berth_job_finish (berth_job *job, berth_job_end how)
   return status;
 }
 
-static void
-discard (void *userdata, int stream, const char *data, size_t len)
+/* Where a script's streams go (berth_job_run_script_io).  */
+typedef struct script_sink
 {
+  const berth_script_io *io;
+  bool overflow;
+} script_sink;
+
+static void
+keep (berth_buf *b, size_t max, bool *overflow, const char *data, size_t len)
+{
+  if (b == NULL)
+    return;
+  size_t room = b->len < max ? max - b->len : 0;
+  if (len > room)
+    *overflow = true;
+  berth_buf_append (b, data, len < room ? len : room);
+}
+
+static void
+script_collect (void *userdata, int stream, const char *data, size_t len)
+{
+  script_sink *s = userdata;
+  if (s->io == NULL)
+    return;
+  if (stream == BERTH_STREAM_OUT)
+    keep (s->io->out, s->io->out_max, &s->overflow, data, len);
+  else
+    {
+      bool ignored;
+      keep (s->io->err, s->io->err_max, &ignored, data, len);
+    }
 }
 
 int
-berth_job_run_script (berth_env *env, const char *script, double timeout, int *ret_status, berth_error **reterr)
+berth_job_run_script_io (berth_env *env, const char *script, double timeout, const berth_script_io *io, int *ret_status, berth_error **reterr)
 {
   berth_transport_call call;
   berth_job job;
+  berth_feed feed;
+  script_sink sink = { .io = io };
   const char *inner[] = { "bash", "-c", script, NULL };
+  bool has_in = io && io->has_in;
   uint64_t deadline = berth_now_usec () + (uint64_t) (timeout * 1e6);
   /* The script (a kill, after a command's deadline passed) has its own
      bound; the caller's comes back after it.  */
@@ -115,18 +146,37 @@ berth_job_run_script (berth_env *env, const char *script, double timeout, int *r
   int r = berth_transport_prepare (env, &call, reterr);
   if (r < 0)
     return r;
-  r = berth_transport_start (env, &call, inner, false, -1, deadline, &job, reterr);
+  r = berth_transport_start (env, &call, inner, has_in, -1, deadline, &job, reterr);
   berth_transport_call_free (&call);
   if (r < 0)
     return r;
-  while ((r = berth_job_pump (&job, 100, -1, NULL, discard, NULL)) > 0)
+  if (has_in)
+    berth_feed_init (&feed, io->in, io->in_len, -1);
+  while ((r = berth_job_pump_feed (&job, has_in ? &feed : NULL, 100, -1, NULL, script_collect, &sink)) > 0)
     if (berth_now_usec () > deadline)
       {
+        if (has_in)
+          berth_feed_free (&feed);
         berth_job_finish (&job, BERTH_JOB_KILL);
         return berth_error_set (reterr, ETIMEDOUT, "%s: the environment did not answer within %gs; check it with berth doctor -b %s", berth_env_backend (env),
                                timeout, berth_env_backend (env));
       }
+  if (has_in)
+    berth_feed_free (&feed);
+  if (r < 0)
+    {
+      berth_job_finish (&job, BERTH_JOB_KILL);
+      return berth_error_errno (reterr, -r, "%s: lost the script's output", berth_env_backend (env));
+    }
+  if (io && io->ret_overflow)
+    *io->ret_overflow = sink.overflow;
   return berth_job_end_status (&job, BERTH_JOB_WAIT, ret_status, reterr);
+}
+
+int
+berth_job_run_script (berth_env *env, const char *script, double timeout, int *ret_status, berth_error **reterr)
+{
+  return berth_job_run_script_io (env, script, timeout, NULL, ret_status, reterr);
 }
 
 BERTH_EXPORT int

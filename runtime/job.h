@@ -47,6 +47,23 @@ BERTH_INTERNAL int berth_job_finish (berth_job *job, berth_job_end how);
    be run or its transport failed; -ETIMEDOUT when it did not end within
    TIMEOUT seconds (which bound the transport's setup too).  */
 BERTH_INTERNAL int berth_job_run_script (berth_env *env, const char *script, double timeout, int *ret_status, berth_error **reterr);
+/* The same with the script's streams: IN (when HAS_IN) fed to its stdin
+   then closed; its stdout kept in OUT up to OUT_MAX bytes (raw, binary
+   safe; *RET_OVERFLOW set when it printed more), its stderr in ERR up to
+   ERR_MAX.  OUT and ERR may be NULL.  */
+typedef struct berth_script_io
+{
+  const void *in;
+  size_t in_len;
+  bool has_in;
+  berth_buf *out;
+  size_t out_max;
+  bool *ret_overflow;
+  berth_buf *err;
+  size_t err_max;
+} berth_script_io;
+BERTH_INTERNAL int berth_job_run_script_io (berth_env *env, const char *script, double timeout, const berth_script_io *io, int *ret_status,
+                                            berth_error **reterr);
 
 /* A job's stdin fed from a prefix in memory (the wrapper script, a
    library caller's bytes, borrowed), then from FD (the caller's, never

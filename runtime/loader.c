@@ -32,10 +32,13 @@
 #define BERTH_MODULEDIR "/usr/lib/berth/modules"
 #endif
 
-/* The size of the first ABI-1 layout: appending members stays ABI 1, so
+/* The size of the first ABI-2 layout: appending members stays ABI 2, so
    a provider built against an older header may be smaller than
    sizeof (berth_provider_ops), never smaller than this.  */
-#define OPS_MIN_SIZE (offsetof (berth_provider_ops, free_data) + sizeof (void (*) (void *)))
+#define OPS_MIN_SIZE (offsetof (berth_provider_ops, gc) + sizeof (void (*) (void)))
+/* The entry point of berth 0.1's provider ABI, refused by name.  */
+#define ENTRY_ABI_1 "berth_provider_entry_v1"
+#define MAX_CONFIG_KEYS 256
 /* Anything larger than this is not a provider struct.  */
 #define OPS_MAX_SIZE 4096
 #define MAX_STRIP_KEYS 256
@@ -63,14 +66,37 @@ strip_key_is_valid (const char *s)
   return literal >= 3 && n <= 128;
 }
 
+/* Each declared key is the provider's own (terminal.NAME_...), of a
+   known type, once.  */
+static int
+check_config_keys (const berth_provider_ops *ops, berth_error **reterr)
+{
+  size_t plen = strlen (ops->name);
+  for (size_t i = 0; ops->config_keys && ops->config_keys[i].name; i++)
+    {
+      const berth_key_spec *k = &ops->config_keys[i];
+      if (i >= MAX_CONFIG_KEYS)
+        return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s': more than %d config_keys", ops->name, MAX_CONFIG_KEYS);
+      if (strncmp (k->name, ops->name, plen) != 0 || k->name[plen] != '_' || !berth_name_is_valid (k->name) || strlen (k->name) > 64)
+        return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s': config key '%.64s' must be named %s_[a-z0-9_]+", ops->name, k->name, ops->name);
+      if (k->type < BERTH_KEY_STRING || k->type > BERTH_KEY_BINDS)
+        return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s': config key %s has an unknown type %u", ops->name, k->name, (unsigned) k->type);
+      for (size_t j = 0; j < i; j++)
+        if (strcmp (ops->config_keys[j].name, k->name) == 0)
+          return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s': config key %s is declared twice", ops->name, k->name);
+    }
+  return 0;
+}
+
 BERTH_INTERNAL int
 berth_check_ops (const berth_provider_ops *ops, berth_error **reterr)
 {
+  int r;
   if (ops == NULL)
     return berth_error_set (reterr, BERTH_E_PLUGIN, "the entry point returned no provider");
   if (ops->abi != BERTH_PROVIDER_ABI)
     return berth_error_set (reterr, BERTH_E_ABI,
-                            "built for provider ABI %u, this berth loads ABI %d: rebuild it against berth %s",
+                            "built for provider ABI %u, this berth loads ABI %d: rebuild it against berth >= 0.2 (this is %s)",
                             (unsigned) ops->abi, BERTH_PROVIDER_ABI, PACKAGE_VERSION);
   if (ops->size < OPS_MIN_SIZE || ops->size > OPS_MAX_SIZE)
     return berth_error_set (reterr, BERTH_E_ABI,
@@ -82,9 +108,12 @@ berth_check_ops (const berth_provider_ops *ops, berth_error **reterr)
     return berth_error_set (reterr, BERTH_E_PLUGIN, "provider name '%.64s' is not valid (use [a-z0-9_])", ops->name);
   if (ops->exec_prefix == NULL && ops->start == NULL)
     return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s' has neither exec_prefix nor start", ops->name);
-  if (ops->create == NULL || ops->cleanup == NULL)
-    return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s' lacks the required %s callback",
-                            ops->name, ops->create == NULL ? "create" : "cleanup");
+  if (ops->ensure == NULL)
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s' lacks the required ensure callback", ops->name);
+  if (ops->env_data_size > (1u << 20))
+    return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s': env_data_size %zu is more than 1 MiB", ops->name, ops->env_data_size);
+  if ((r = check_config_keys (ops, reterr)) < 0)
+    return r;
   if (ops->default_cwd && strcmp (ops->default_cwd, "~") != 0 && ops->default_cwd[0] != '/')
     return berth_error_set (reterr, BERTH_E_PLUGIN, "provider '%s': default_cwd '%.64s' is neither absolute nor \"~\"",
                             ops->name, ops->default_cwd);
@@ -224,6 +253,12 @@ load_library (berth_ctx *ctx, const char *path, const char *expect_name, bool is
 
   dlerror ();
   void *sym = dlsym (dl, BERTH_PROVIDER_ENTRY);
+  if (sym == NULL && dlsym (dl, ENTRY_ABI_1) != NULL)
+    {
+      dlclose (dl);
+      return berth_error_set (reterr, BERTH_E_ABI, "built for provider ABI 1 (berth 0.1): rebuild it against berth >= 0.2 (this is %s)",
+                              PACKAGE_VERSION);
+    }
   if (sym == NULL)
     {
       dlclose (dl);

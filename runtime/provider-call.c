@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* provider-call.c: every call from the runtime into a provider's ops
-   (create, cleanup, the transports, flag, probe, doctor, gc, free_data)
-   goes through here: one place for the defaults of absent optional ops,
-   and the one place a per-call check belongs.  */
+   (the lifecycle, the transports, flag, probe, doctor, gc) goes through
+   here: one place for the defaults of absent optional ops, for the order
+   of the lifecycle (attach first, once; release last, once), and the one
+   place a per-call check belongs.  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "provider-call.h"
 
@@ -13,16 +16,66 @@
    caller's scope before it calls into the provider.  */
 
 int
-berth_provider_call_create (berth_env *env, berth_error **reterr)
+berth_provider_call_attach (berth_env *env, berth_error **reterr)
 {
-  return env->provider->ops->create (env, reterr);
+  const berth_provider_ops *ops = env->provider->ops;
+  if (env->attached)
+    return 0;
+  if (ops->env_data_size > 0 && env->data == NULL)
+    env->data = xcalloc (1, ops->env_data_size);
+  int r = ops->attach ? ops->attach (env, reterr) : 0;
+  if (r < 0)
+    {
+      /* Not attached: what it filled goes, and the next call (a remove
+         after a failed open) attaches again -- and fails the same way
+         when nothing changed, rather than run on a half-filled block.  */
+      if (ops->release)
+        ops->release (env);
+      if (env->data)
+        memset (env->data, 0, ops->env_data_size);
+      return r;
+    }
+  env->attached = true;
+  return 0;
 }
 
 int
-berth_provider_call_cleanup (berth_env *env, bool remove, berth_error **reterr)
+berth_provider_call_ensure (berth_env *env, berth_error **reterr)
+{
+  int r = berth_provider_call_attach (env, reterr);
+  return r < 0 ? r : env->provider->ops->ensure (env, reterr);
+}
+
+int
+berth_provider_call_stop (berth_env *env, berth_error **reterr)
 {
   const berth_provider_ops *ops = env->provider->ops;
-  return ops->cleanup ? ops->cleanup (env, remove, reterr) : 0;
+  int r = berth_provider_call_attach (env, reterr);
+  return r < 0 || ops->stop == NULL ? r : ops->stop (env, reterr);
+}
+
+bool
+berth_provider_call_has_stop (const berth_provider *p)
+{
+  return p->ops->stop != NULL;
+}
+
+int
+berth_provider_call_remove (berth_env *env, berth_error **reterr)
+{
+  const berth_provider_ops *ops = env->provider->ops;
+  int r = berth_provider_call_attach (env, reterr);
+  return r < 0 || ops->remove == NULL ? r : ops->remove (env, reterr);
+}
+
+void
+berth_provider_call_release (berth_env *env)
+{
+  if (env->attached && env->provider->ops->release)
+    env->provider->ops->release (env);
+  env->attached = false;
+  free (env->data);
+  env->data = NULL;
 }
 
 bool
@@ -49,7 +102,7 @@ berth_provider_call_has_start (const berth_provider *p)
 uint32_t
 berth_provider_call_start_flags (const berth_provider *p)
 {
-  return BERTH_HAS_FIELD (p->ops, berth_provider_ops, start_flags) ? p->ops->start_flags : 0;
+  return p->ops->start_flags;
 }
 
 int
@@ -61,17 +114,10 @@ berth_provider_call_start (berth_env *env, const berth_start_req *req, berth_pro
   return ops->start (env, req, ret, reterr);
 }
 
-void
-berth_provider_call_free_data (berth_env *env)
-{
-  if (env->data && env->provider->ops->free_data)
-    env->provider->ops->free_data (env->data);
-}
-
 int
 berth_provider_call_flag (const berth_provider *p, uint32_t flag, bool *ret)
 {
-  if (!BERTH_HAS_FIELD (p->ops, berth_provider_ops, flag) || p->ops->flag == NULL)
+  if (p->ops->flag == NULL)
     return -ENOTSUP;
   return p->ops->flag (p->ctx->config, flag, ret);
 }

@@ -8,10 +8,16 @@
 
 #include "berth-private.h"
 
-/* The environment's provider.  */
-BERTH_INTERNAL int berth_provider_call_create (berth_env *env, berth_error **reterr);
-/* 0 when the provider has no cleanup.  */
-BERTH_INTERNAL int berth_provider_call_cleanup (berth_env *env, bool remove, berth_error **reterr);
+/* The environment's provider: its lifecycle.  Attach runs once, first
+   (ensure, stop and remove attach when it has not run); release runs
+   last (berth_env_free) and frees the data block.  An absent optional op
+   succeeds.  */
+BERTH_INTERNAL int berth_provider_call_attach (berth_env *env, berth_error **reterr);
+BERTH_INTERNAL int berth_provider_call_ensure (berth_env *env, berth_error **reterr);
+BERTH_INTERNAL int berth_provider_call_stop (berth_env *env, berth_error **reterr);
+BERTH_INTERNAL bool berth_provider_call_has_stop (const berth_provider *p);
+BERTH_INTERNAL int berth_provider_call_remove (berth_env *env, berth_error **reterr);
+BERTH_INTERNAL void berth_provider_call_release (berth_env *env);
 BERTH_INTERNAL bool berth_provider_call_has_exec_prefix (const berth_provider *p);
 BERTH_INTERNAL int berth_provider_call_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags,
                                                     berth_error **reterr);
@@ -19,7 +25,6 @@ BERTH_INTERNAL bool berth_provider_call_has_start (const berth_provider *p);
 /* BERTH_PREFIX_* that hold for the start transport.  */
 BERTH_INTERNAL uint32_t berth_provider_call_start_flags (const berth_provider *p);
 BERTH_INTERNAL int berth_provider_call_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr);
-BERTH_INTERNAL void berth_provider_call_free_data (berth_env *env);
 /* The provider itself, no environment.  */
 /* Returns < 0 when the provider has no flag op or it declined.  */
 BERTH_INTERNAL int berth_provider_call_flag (const berth_provider *p, uint32_t flag, bool *ret);

@@ -215,6 +215,11 @@ berth_provider_doctor (berth_provider *p, berth_check_fn fn, void *userdata)
   _cleanup_free_ char *reason = NULL;
   int state = berth_provider_probe (p, &reason);
   fn (userdata, "probe", state == BERTH_PROBE_READY, reason ? reason : "ready", state == BERTH_PROBE_READY ? NULL : p->ops->setup_instructions);
+  berth_error *err = NULL;
+  bool keys_ok = berth_provider_check_config (p, &err) >= 0;
+  fn (userdata, "configuration", keys_ok, keys_ok ? "its keys are valid" : berth_error_message (err),
+      keys_ok ? NULL : "fix the value in the file named (berth config set or unset the key)");
+  berth_error_free (err);
   BERTH_LOG_SCOPE (p->ctx, p->ops->name);
   return berth_provider_call_doctor (p, fn, userdata);
 }

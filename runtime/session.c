@@ -16,6 +16,7 @@
 #include "transport.h"
 #include "output.h"
 #include "snapshot.h"
+#include "state.h"
 #include "wrapper.h"
 
 /* After the command reported its exit, output still in flight is read
@@ -193,6 +194,8 @@ begin_locked (berth_exec *x, const berth_exec_spec *spec, berth_error **reterr)
      ends by the command's deadline (set by the caller around each call).  */
   x->bound = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : 0;
   env->deadline_usec = x->bound;
+  if ((r = berth_env_resume (env, reterr)) < 0)
+    return r;
   r = berth_transport_prepare (env, &call, reterr);
   if (r < 0)
     return r;
@@ -408,8 +411,7 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
          timeout.  ESRCH: the environment itself is gone, and with it the
          command.  */
       int kst = -1;
-      berth_job_finish (&x->job, BERTH_JOB_KILL);
-      if (berth_transport_kill (env, x->job_token, x->run.state.have_pid ? x->run.state.pid : 0, KILL_TIMEOUT_S, &kst, &kerr) < 0
+      if (berth_transport_kill_job (env, &x->job, x->job_token, x->run.state.have_pid ? x->run.state.pid : 0, KILL_TIMEOUT_S, &kst, &kerr) < 0
           && berth_error_code (kerr) == ESRCH)
         kerr = berth_error_free (kerr);
       else if (kerr == NULL && kst > 0)

@@ -363,7 +363,7 @@ gc_throwaway (berth_ctx *ctx, const char *id, const char *backend, const char *r
   if (job && (berth_provider_flag (env->provider, BERTH_FLAG_USES_HOST_FILESYSTEM) || berth_provider_flag (env->provider, BERTH_FLAG_IS_REMOTE)))
     {
       berth_error *kerr = NULL;
-      if (berth_provider_call_create (env, &kerr) < 0 || kill_job (env, job, &kerr) < 0)
+      if (berth_provider_call_ensure (env, &kerr) < 0 || kill_job (env, job, &kerr) < 0)
         berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "%s: could not kill the orphaned command of %s: %s", backend, id, berth_error_message (kerr));
       berth_error_free (kerr);
     }

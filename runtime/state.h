@@ -34,5 +34,7 @@ BERTH_INTERNAL void berth_env_free (berth_env *env);
    runtime directories: always when FORGET_ANYWAY (a creation that failed),
    else only when the backend's cleanup worked (berth rm, gc).  */
 BERTH_INTERNAL int berth_env_discard (berth_env *env, bool forget_anyway, berth_error **reterr);
+/* env.c: ensure a suspended (berth_env_stop_idle) environment again.  */
+BERTH_INTERNAL int berth_env_resume (berth_env *env, berth_error **reterr);
 
 #endif

@@ -5,6 +5,7 @@
    through the same transport unless the transport kills by itself.  */
 #include "config.h"
 
+#include <signal.h>
 #include <string.h>
 
 #include "child.h"
@@ -138,5 +139,29 @@ berth_transport_kill (berth_env *env, const char *token, long pid, double timeou
 bool
 berth_transport_data_pending (const berth_job *job)
 {
-  return job->transport && job->transport->data_pending && job->proc.ops && job->transport->data_pending (&job->proc);
+  const berth_proc_ops *ops = job->proc.ops;
+  if (ops && BERTH_HAS_FIELD (ops, berth_proc_ops, data_pending) && ops->data_pending)
+    return ops->data_pending (job->proc.proc);
+  return job->transport && job->transport->data_pending && ops && job->transport->data_pending (&job->proc);
+}
+
+int
+berth_transport_kill_job (berth_env *env, berth_job *job, const char *token, long pid, double timeout, int *ret_status, berth_error **reterr)
+{
+  const berth_proc_ops *ops = job->proc.ops;
+  if (ops && BERTH_HAS_FIELD (ops, berth_proc_ops, kill) && ops->kill)
+    {
+      /* The transport signals the tree where it runs (its own session or
+         cgroup there): no kill script to start.  */
+      int r = ops->kill (job->proc.proc, SIGKILL, reterr);
+      if (r != -ENOTSUP)
+        {
+          if (ret_status)
+            *ret_status = r < 0 ? -1 : 0;
+          berth_job_finish (job, BERTH_JOB_KILL);
+          return r;
+        }
+    }
+  berth_job_finish (job, BERTH_JOB_KILL);
+  return berth_transport_kill (env, token, pid, timeout, ret_status, reterr);
 }

@@ -53,6 +53,11 @@ BERTH_INTERNAL int berth_transport_start (berth_env *env, const berth_transport_
    *RET_STATUS (may be NULL) gets the script's exit status (-1 unknown).
    < 0 when it could not be delivered (ESRCH: the environment is gone).  */
 BERTH_INTERNAL int berth_transport_kill (berth_env *env, const char *token, long pid, double timeout, int *ret_status, berth_error **reterr);
+/* Kill the tree of the live JOB: through its berth_proc's kill when the
+   transport has one, else berth_transport_kill; JOB is finished either
+   way.  */
+BERTH_INTERNAL int berth_transport_kill_job (berth_env *env, berth_job *job, const char *token, long pid, double timeout, int *ret_status,
+                                             berth_error **reterr);
 /* True when JOB's transport holds output its fd does not show.  */
 BERTH_INTERNAL bool berth_transport_data_pending (const berth_job *job);
 

@@ -14,31 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define _cleanup_(f) __attribute__ ((cleanup (f)))
-#define _cleanup_free_ _cleanup_ (berth_freep)
-#define _cleanup_close_ _cleanup_ (berth_closep)
-#define _cleanup_strv_free_ _cleanup_ (berth_strv_freep)
-#define TAKE_PTR(p) ({ __typeof__ (p) _p_ = (p); (p) = NULL; _p_; })
-#define TAKE_FD(fd) ({ int _fd_ = (fd); (fd) = -1; _fd_; })
+#include <berth/provider-util.h> /* _cleanup_*, TAKE_PTR, TAKE_FD */
+
 #define ARRAY_SIZE(a) (sizeof (a) / sizeof ((a)[0]))
 #define BERTH_INTERNAL __attribute__ ((visibility ("hidden")))
-
-static inline void
-berth_freep (void *p)
-{
-  free (*(void **) p);
-}
-
-static inline void
-berth_closep (int *fd)
-{
-  if (*fd >= 0)
-    {
-      int saved = errno;
-      close (*fd);
-      errno = saved;
-    }
-}
 
 /* Small allocations abort when memory runs out (DESIGN §4, as crun and
    bubblewrap do): no ENOMEM branch for a path, a name, an argv.  A size
@@ -88,6 +67,15 @@ xstrdup (const char *s)
   return p;
 }
 
+static inline char *
+xstrndup (const char *s, size_t n)
+{
+  char *p = strndup (s, n);
+  if (p == NULL)
+    berth_oom ();
+  return p;
+}
+
 __attribute__ ((format (printf, 1, 2))) static inline char *
 xasprintf (const char *fmt, ...)
 {
@@ -102,11 +90,6 @@ xasprintf (const char *fmt, ...)
 }
 
 char **berth_strv_free (char **strv);
-static inline void
-berth_strv_freep (char ***p)
-{
-  berth_strv_free (*p);
-}
 
 /* A growable byte buffer; data is always NUL-terminated.  */
 typedef struct berth_buf

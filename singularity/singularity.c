@@ -29,19 +29,18 @@ typedef struct sing_env
   char *pwd;     /* the home inside, for --pwd; NULL: Apptainer's default */
   char *overlay; /* persistent: the overlay directory */
   bool persistent;
+  bool running; /* ensure succeeded */
 } sing_env;
 
+/* Release: what the block (env_data_size) points to.  */
 static void
-sing_env_free (void *data)
+sing_release (berth_env *env)
 {
-  sing_env *s = data;
-  if (s == NULL)
-    return;
+  sing_env *s = berth_env_get_data (env);
   free (s->bin);
   free (s->name);
   free (s->pwd);
   free (s->overlay);
-  free (s);
 }
 
 static const char *
@@ -368,30 +367,32 @@ state_file (berth_env *env, const char *leaf)
   return p;
 }
 
+/* Attach: the instance's name (nothing is run).  */
 static int
-sing_create (berth_env *env, berth_error **reterr)
+sing_attach (berth_env *env, berth_error **reterr)
 {
-  sing_env *s;
+  sing_env *s = berth_env_get_data (env);
+  s->persistent = berth_env_is_persistent (env);
+  s->name = sing_instance_name (berth_env_id (env), s->persistent, getpid (), berth_env_state_dir (env));
+  if (s->name == NULL)
+    return berth_error_set (reterr, BERTH_E_ENV, "singularity: environment id '%s' cannot name an instance",
+                            berth_env_id (env) ? berth_env_id (env) : "(null)");
+  return 0;
+}
+
+static int
+sing_ensure (berth_env *env, berth_error **reterr)
+{
+  sing_env *s = berth_env_get_data (env);
   char *version = NULL, *marker = NULL, *home_file = NULL;
   int r, exists = 0;
   bool had_marker = false;
 
-  s = calloc (1, sizeof *s);
-  if (s == NULL)
-    return berth_error_set (reterr, ENOMEM, "singularity: out of memory");
-  s->persistent = berth_env_is_persistent (env);
   if ((r = sing_find_binary (berth_env_config (env), &s->bin, reterr)) < 0)
     goto fail;
   if ((r = sing_check_version (s->bin, SING_VERSION_TIMEOUT, &version, reterr)) < 0)
     goto fail;
   free (version);
-  s->name = sing_instance_name (berth_env_id (env), s->persistent, getpid (), berth_env_state_dir (env));
-  if (s->name == NULL)
-    {
-      r = berth_error_set (reterr, BERTH_E_ENV, "singularity: environment id '%s' cannot name an instance",
-                           berth_env_id (env) ? berth_env_id (env) : "(null)");
-      goto fail;
-    }
   if (s->persistent)
     {
       struct stat st;
@@ -476,13 +477,12 @@ sing_create (berth_env *env, berth_error **reterr)
     }
   free (marker);
   free (home_file);
-  berth_env_set_data (env, s);
+  s->running = true;
   return 0;
 
 fail:
   free (marker);
   free (home_file);
-  sing_env_free (s);
   return r;
 }
 
@@ -510,7 +510,7 @@ sing_exec_prefix (berth_env *env, const char *user, bool interactive, char ***re
   char **argv;
 
   (void) interactive; /* a TTY on stdin passes through as is */
-  if (s == NULL)
+  if (!s->running)
     return berth_error_set (reterr, BERTH_E_ENV, "singularity: the environment is not created (or was cleaned up)");
   /* Apptainer runs commands as the invoking user; joining an instance
      cannot switch users (--fakeroot is ignored on exec).  */
@@ -586,44 +586,27 @@ forget_persistent (berth_env *env, const char *overlay)
   free (ov);
 }
 
+/* For good: stop the instance (found by name after attach alone) and,
+   for a named environment, forget its overlay.  Idempotent.  */
 static int
-sing_cleanup (berth_env *env, bool remove, berth_error **reterr)
+sing_remove (berth_env *env, berth_error **reterr)
 {
   sing_env *s = berth_env_get_data (env);
   int r = 0;
-
-  if (s == NULL)
+  if (s->bin == NULL && sing_find_binary (berth_env_config (env), &s->bin, NULL) < 0)
     {
-      /* `berth rm` without create: find the instance by name.  */
-      char *bin = NULL, *name;
-      if (!remove || !berth_env_is_persistent (env))
-        return 0;
-      name = sing_instance_name (berth_env_id (env), true, 0, berth_env_state_dir (env));
-      if (name != NULL && sing_find_binary (berth_env_config (env), &bin, NULL) == 0)
-        {
-          int e = instance_exists (bin, name, NULL);
-          if (e != 0)
-            r = stop_instance (bin, name, reterr);
-        }
-      free (bin);
-      free (name);
-      if (r == 0)
-        forget_persistent (env, NULL);
-      return r;
-    }
-  if (s->name == NULL)
-    return 0;
-  if (!s->persistent || remove)
-    {
-      r = stop_instance (s->bin, s->name, reterr);
-      if (r < 0)
-        return r;
+      /* no Apptainer here: no instance of it can be running */
       if (s->persistent)
-        forget_persistent (env, s->overlay);
-      /* Idempotent: nothing left to stop.  */
-      free (s->name);
-      s->name = NULL;
+        forget_persistent (env, NULL);
+      return 0;
     }
+  if (s->running || instance_exists (s->bin, s->name, NULL) != 0)
+    r = stop_instance (s->bin, s->name, reterr);
+  if (r < 0)
+    return r;
+  s->running = false;
+  if (s->persistent)
+    forget_persistent (env, s->overlay);
   return 0;
 }
 
@@ -686,6 +669,13 @@ static const char sing_setup[] =
   "--memory/--cpus come from terminal.container_memory (MB) and terminal.container_cpu; set them to 0\n"
   "when cgroups are not available to your user.";
 
+static const berth_key_spec sing_config_keys[] = {
+  { "singularity_image", BERTH_KEY_STRING },
+  { "singularity_binary", BERTH_KEY_STRING },
+  { "singularity_binds", BERTH_KEY_STRV },
+  { NULL },
+};
+
 const berth_provider_ops berth_singularity_provider = {
   BERTH_PROVIDER_OPS_INIT,
   .name = "singularity",
@@ -703,12 +693,15 @@ const berth_provider_ops berth_singularity_provider = {
   .probe = sing_probe,
   .doctor = sing_doctor,
   .setup_instructions = sing_setup,
-  .create = sing_create,
+  .config_keys = sing_config_keys,
+  .env_data_size = sizeof (sing_env),
+  .attach = sing_attach,
+  .ensure = sing_ensure,
+  .remove = sing_remove,
+  .release = sing_release,
   .exec_prefix = sing_exec_prefix,
   .start = NULL,
-  .cleanup = sing_cleanup,
   .gc = sing_gc,
-  .free_data = sing_env_free,
 };
 
 BERTH_PROVIDER_EXPORT (berth_singularity_provider)

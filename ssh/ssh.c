@@ -44,12 +44,11 @@
 #include "ssh-mux.h"
 #include "ssh-quote.h"
 
+/* Release: what the block (env_data_size) points to.  */
 static void
-ssh_env_free (void *data)
+ssh_release (berth_env *env)
 {
-  ssh_env *e = data;
-  if (e == NULL)
-    return;
+  ssh_env *e = berth_env_get_data (env);
   free (e->ssh);
   free (e->helper);
   free (e->host);
@@ -64,7 +63,6 @@ ssh_env_free (void *data)
   free (e->identity);
   free (e->shell_path);
   free (e->stall_path);
-  free (e);
 }
 
 /* ---- configuration ---- */
@@ -124,72 +122,63 @@ read_settings (const berth_config *cfg, ssh_env *e, berth_error **reterr)
 
 /* ---- ops ---- */
 
+/* Attach: only where this environment's connection files are (the
+   runtime directory); nothing is read from the network or started.  */
 static int
-ssh_create (berth_env *env, berth_error **reterr)
+ssh_attach (berth_env *env, berth_error **reterr)
+{
+  ssh_env *e = berth_env_get_data (env);
+  const char *rt = berth_env_runtime_dir (env);
+  e->persistent = berth_env_is_persistent (env);
+  if (rt == NULL)
+    return berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment has no runtime directory");
+  if (ssh_env_paths (rt, &e->control_path, &e->control_dir, &e->lock_path, &e->pid_path) < 0
+      || asprintf (&e->dest_path, "%s.dest", e->control_path) < 0 || asprintf (&e->shell_path, "%s.shell", e->control_path) < 0
+      || asprintf (&e->stall_path, "%s.stall", e->control_path) < 0)
+    return berth_error_errno (reterr, ENOMEM, "out of memory");
+  return 0;
+}
+
+/* The settings, checked, and the client found: once per handle.  */
+static int
+ssh_configure (berth_env *env, ssh_env *e, berth_error **reterr)
 {
   const berth_config *cfg = berth_env_config (env);
   const char *rt = berth_env_runtime_dir (env);
   char *reason = NULL;
   ssh_settings s;
-  ssh_env *e;
   int r;
-
-  if (berth_env_get_data (env))
-    return ssh_ensure_master (env, berth_env_get_data (env), 0, reterr);
-
-  e = calloc (1, sizeof *e);
-  if (e == NULL)
-    return berth_error_errno (reterr, ENOMEM, "out of memory");
-  e->persistent = berth_env_is_persistent (env);
   if ((r = read_settings (cfg, e, reterr)) < 0)
-    goto fail;
+    return r;
   e->ssh = berth_find_program ("ssh");
   if (e->ssh == NULL)
-    {
-      r = berth_error_set (reterr, BERTH_E_UNAVAILABLE, "ssh is not installed or not in PATH: install the OpenSSH client (apt install openssh-client)");
-      goto fail;
-    }
+    return berth_error_set (reterr, BERTH_E_UNAVAILABLE, "ssh is not installed or not in PATH: install the OpenSSH client (apt install openssh-client)");
   /* only exec_prefix needs the helper (execute uses start): checked there */
   e->helper = berth_helper_path ("berth-ssh-exec");
-  if (rt == NULL)
-    {
-      r = berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment has no runtime directory");
-      goto fail;
-    }
-  if ((r = ssh_env_paths (rt, &e->control_path, &e->control_dir, &e->lock_path, &e->pid_path)) < 0)
-    {
-      r = berth_error_errno (reterr, -r, "out of memory");
-      goto fail;
-    }
   if (strcmp (e->control_dir, rt) != 0 && (r = berth_private_dir (e->control_dir, reterr)) < 0)
-    goto fail;
+    return r;
   s = settings_of (e);
   if (ssh_settings_check (&s, &reason) < 0)
     {
       r = berth_error_set (reterr, BERTH_E_CONFIG, "%s", reason ? reason : "invalid ssh settings");
       free (reason);
-      goto fail;
-    }
-  if (asprintf (&e->dest_path, "%s.dest", e->control_path) < 0)
-    {
-      e->dest_path = NULL;
-      r = berth_error_errno (reterr, ENOMEM, "out of memory");
-      goto fail;
-    }
-  if (asprintf (&e->shell_path, "%s.shell", e->control_path) < 0)
-    {
-      e->shell_path = NULL;
-      r = berth_error_errno (reterr, ENOMEM, "out of memory");
-      goto fail;
-    }
-  if (asprintf (&e->stall_path, "%s.stall", e->control_path) < 0)
-    {
-      e->stall_path = NULL;
-      r = berth_error_errno (reterr, ENOMEM, "out of memory");
-      goto fail;
+      return r;
     }
   e->allow_direct = berth_config_bool (cfg, "terminal.ssh_direct_bash", true);
   e->identity = ssh_identity_of (e);
+  return 0;
+}
+
+static int
+ssh_ensure (berth_env *env, berth_error **reterr)
+{
+  ssh_env *e = berth_env_get_data (env);
+  int r;
+
+  if (e->ssh) /* configured: a resume after stop */
+    return ssh_ensure_master (env, e, 0, reterr);
+  if ((r = ssh_configure (env, e, reterr)) < 0)
+    return r;
   if (!ssh_identity_matches (e))
     {
       /* a master from other settings (or none): never reuse it */
@@ -206,17 +195,12 @@ ssh_create (berth_env *env, berth_error **reterr)
      be reached is an error of the creation.  */
   bool known = e->persistent && ssh_identity_matches (e) && ssh_read_shell (e->shell_path, &e->direct_bash);
   if (!known && (r = ssh_ensure_master (env, e, 0, reterr)) < 0)
-    goto fail;
+    return r;
   if (!e->allow_direct)
     e->direct_bash = false;
   else if (!ssh_read_shell (e->shell_path, &e->direct_bash))
     ssh_detect_shell (env, e, 0); /* a master started before this was recorded */
-  berth_env_set_data (env, e);
   return 0;
-
-fail:
-  ssh_env_free (e);
-  return r;
 }
 
 static int
@@ -227,8 +211,6 @@ ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret
   char **ssh = NULL, **argv = NULL;
   int r;
 
-  if (e == NULL)
-    return berth_error_set (reterr, BERTH_E_ENV, "ssh: the environment was not created");
   if (e->helper == NULL || access (e->helper, X_OK) < 0)
     return berth_error_set (reterr, BERTH_E_UNAVAILABLE, "ssh: the helper %s is missing: reinstall berth (or set BERTH_LIBEXECDIR)",
                             e->helper ? e->helper : "berth-ssh-exec");
@@ -424,43 +406,31 @@ ssh_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_er
   return 0;
 }
 
-static int
-ssh_cleanup (berth_env *env, bool remove, berth_error **reterr)
+/* Stop the connection master (and forget what it was started with).  */
+static void
+drop_master (berth_env *env, ssh_env *e)
 {
-  ssh_env *e = berth_env_get_data (env);
-  const char *rt = berth_env_runtime_dir (env);
-  char *path = NULL, *dir = NULL, *lock = NULL, *pidf = NULL, *dest = NULL;
-  int state;
+  ssh_stop_master (env, e->control_path, e->pid_path, ssh_mux_check (e->control_path, 1000, NULL));
+  unlink (e->lock_path);
+  unlink (e->dest_path);
+  unlink (e->shell_path);
+}
 
-  if (!remove && berth_env_is_persistent (env))
-    return 0; /* the next `berth exec -e NAME` reuses the master */
-  if (e)
-    {
-      path = strdup (e->control_path);
-      lock = strdup (e->lock_path);
-      pidf = strdup (e->pid_path);
-    }
-  else if (rt == NULL || ssh_env_paths (rt, &path, &dir, &lock, &pidf) < 0)
-    return 0; /* `berth rm` of something never created: nothing there */
-  if (path && lock && pidf)
-    {
-      state = ssh_mux_check (path, 1000, NULL);
-      ssh_stop_master (env, path, pidf, state);
-      unlink (lock);
-      if (asprintf (&dest, "%s.dest", path) >= 0)
-        unlink (dest);
-      free (dest);
-      if ((dest = malloc (strlen (path) + 8)) != NULL)
-        {
-          sprintf (dest, "%s.shell", path);
-          unlink (dest);
-        }
-    }
-  free (dest);
-  free (path);
-  free (dir);
-  free (lock);
-  free (pidf);
+/* Idle: drop the connection; the remote host keeps everything, and the
+   next command connects again.  */
+static int
+ssh_stop (berth_env *env, berth_error **reterr)
+{
+  drop_master (env, berth_env_get_data (env));
+  return 0;
+}
+
+/* For good: the same -- what runs on the host is the host's (ssh does
+   not declare cleanup_stops_processes).  */
+static int
+ssh_remove (berth_env *env, berth_error **reterr)
+{
+  drop_master (env, berth_env_get_data (env));
   return 0;
 }
 
@@ -597,6 +567,18 @@ static const char ssh_setup[] =
   "  5. key-based login must work without a prompt: ssh -o BatchMode=yes USER@HOST true\n"
   "Your ~/.ssh/config (Host aliases, ProxyJump, agent) is honoured.\n";
 
+static const berth_key_spec ssh_config_keys[] = {
+  { "ssh_host", BERTH_KEY_STRING },
+  { "ssh_user", BERTH_KEY_STRING },
+  { "ssh_key", BERTH_KEY_STRING },
+  { "ssh_port", BERTH_KEY_INT, 1, 65535 },
+  { "ssh_options", BERTH_KEY_OPTIONS, .expect = "ssh options: [Key=Value, ...], {Key: Value, ...} or one Key=Value" },
+  { "ssh_connect_timeout", BERTH_KEY_INT, 1, 3600 },
+  { "ssh_control_persist", BERTH_KEY_INT, 1, 604800 },
+  { "ssh_direct_bash", BERTH_KEY_BOOL },
+  { NULL },
+};
+
 const berth_provider_ops berth_ssh_provider = {
   BERTH_PROVIDER_OPS_INIT,
   .name = "ssh",
@@ -609,12 +591,16 @@ const berth_provider_ops berth_ssh_provider = {
   .probe = ssh_probe,
   .doctor = ssh_doctor,
   .setup_instructions = ssh_setup,
-  .create = ssh_create,
+  .config_keys = ssh_config_keys,
+  .env_data_size = sizeof (ssh_env),
+  .attach = ssh_attach,
+  .ensure = ssh_ensure,
+  .stop = ssh_stop,
+  .remove = ssh_remove,
+  .release = ssh_release,
   .exec_prefix = ssh_exec_prefix,
   .start = ssh_start,
-  .cleanup = ssh_cleanup,
   .gc = ssh_gc,
-  .free_data = ssh_env_free,
 };
 
 BERTH_PROVIDER_EXPORT (berth_ssh_provider)

@@ -238,6 +238,29 @@ check "… and is never written to the snapshot" bash -c "! grep -rq 'v a' '$XDG
 check "snapshot files are 0600" bash -c "[ -z \"\$(find '$XDG_STATE_HOME/berth' -type f ! -perm 600)\" ]"
 check "the state directory is 0700" test "$(stat -c %a "$XDG_STATE_HOME/berth/envs/$P")" = 700
 
+# --- files (DESIGN 3.3): berth cp through the file layer, what commands see ---
+F=fs$TAG
+bj -e "$F" -- true >/dev/null
+head -c 10000000 /dev/urandom >"$TEST_TMP/big.bin"
+"$BERTH" cp "$TEST_TMP/big.bin" "$F:sub dir/big.bin" 2>"$TEST_TMP/err"
+is "$?:$(cat "$TEST_TMP/err")" "0:" "files: a 10 MB binary file is written into the environment (parents made)"
+is "$(out "$(bj -e "$F" -- 'wc -c < "sub dir/big.bin"')" | tr -d ' ')" 10000000 "… a command there sees it whole, at the path relative to the environment's cwd"
+"$BERTH" cp "$F:sub dir/big.bin" "$TEST_TMP/back.bin" 2>"$TEST_TMP/err"
+check "files: it reads back byte for byte" cmp -s "$TEST_TMP/big.bin" "$TEST_TMP/back.bin"
+printf 'one\0two\n\xff' >"$TEST_TMP/small"
+"$BERTH" cp "$TEST_TMP/small" "$F:sub dir/" && "$BERTH" cp "$F:sub dir/small" "$TEST_TMP/small.back"
+check "files: a destination ending in / takes the source's name; NUL and invalid UTF-8 survive" cmp -s "$TEST_TMP/small" "$TEST_TMP/small.back"
+bj -e "$F" -- 'printf new > written-by-command' >/dev/null
+"$BERTH" cp "$F:written-by-command" "$TEST_TMP/wbc"
+is "$(cat "$TEST_TMP/wbc")" "new" "files: a file a command wrote is read as it is"
+"$BERTH" cp "$F:/no/such/file-$TAG" "$TEST_TMP/x" >/dev/null 2>"$TEST_TMP/err"
+is "$?:$(cat "$TEST_TMP/err")" "125:berth: cannot read /no/such/file-$TAG: No such file or directory" "files: a missing file is ENOENT with its path (125)"
+"$BERTH" cp "$F:sub dir" "$TEST_TMP/x" >/dev/null 2>"$TEST_TMP/err"
+is "$?:$(cat "$TEST_TMP/err")" "125:berth: cannot read sub dir: Is a directory" "files: a directory is EISDIR"
+"$BERTH" cp "$TEST_TMP/small" "nosuch$TAG:/tmp/x" >/dev/null 2>"$TEST_TMP/err"
+like "$?:$(cat "$TEST_TMP/err")" "125:berth: no environment named 'nosuch$TAG'*" "files: an unknown environment is refused, nothing made"
+"$BERTH" rm "$F" >/dev/null
+
 # --- exec_prefix (3.2) ---
 X=xp$TAG
 bj -e "$X" -- true >/dev/null

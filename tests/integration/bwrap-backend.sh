@@ -181,4 +181,24 @@ like "$err" "*berth: bwrap: debug: spawn pid *berth-jail* 'create'*" "… the he
 like "$err" "*berth: bwrap: debug: attach to the jail*" "… the command sent to it"
 like "$err" "*berth: bwrap: debug: destroy the jail*" "… and its destruction"
 
+# --- files through the jail (DESIGN 3.3): what commands see, not the host ---
+bx -e files$$ -- true >/dev/null
+"$BERTH" --config "$CFG" cp "files$$:$HOME/.ssh/id_rsa" "$TEST_TMP/k" >/dev/null 2>"$TEST_TMP/err"
+is "$?" 125 "files: the planted ~/.ssh/id_rsa is unreadable through the file layer on bwrap"
+check "… nothing of it copied" bash -c "! grep -qs SECRET '$TEST_TMP/k'"
+"$BERTH" --config "$CFG" cp "files$$:secret.txt" "$TEST_TMP/s" >/dev/null 2>&1
+check "files: a bwrap_hide path is hidden from it too" bash -c "! grep -qs not-for-the-jail '$TEST_TMP/s'"
+"$BERTH" exec -e fileslocal$$ -- true >/dev/null
+"$BERTH" cp "fileslocal$$:$HOME/.ssh/id_rsa" "$TEST_TMP/k2" 2>/dev/null
+is "$(cat "$TEST_TMP/k2" 2>/dev/null)" SECRET-KEY "… while local (uses_host_filesystem) reads it on the host"
+echo x >"$TEST_TMP/x"
+"$BERTH" --config "$CFG" cp "$TEST_TMP/x" "files$$:/etc/berth-test-$$" >/dev/null 2>"$TEST_TMP/err"
+is "$?:$(cat "$TEST_TMP/err")" "125:berth: cannot write /etc/berth-test-$$: Read-only file system" "files: a write to the read-only root is EROFS"
+check "… and nothing reached the host" test ! -e /etc/berth-test-$$
+"$BERTH" --config "$CFG" cp "$TEST_TMP/x" "files$$:$WS/ro/new" >/dev/null 2>&1
+check "files: a read-only bind stays read-only" test ! -e "$WS/ro/new"
+"$BERTH" --config "$CFG" cp "$TEST_TMP/x" "files$$:/tmp/in-jail-$$" && "$BERTH" --config "$CFG" cp "files$$:/tmp/in-jail-$$" "$TEST_TMP/x2"
+check "files: the jail's private /tmp is written, not the host's" bash -c "cmp -s '$TEST_TMP/x' '$TEST_TMP/x2' && test ! -e /tmp/in-jail-$$"
+"$BERTH" rm files$$ fileslocal$$ >/dev/null
+
 done_testing

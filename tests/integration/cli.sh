@@ -310,7 +310,8 @@ printf 'terminal:\n  backend: local\n  timout: 5\n  docker_imgae: x\n  acme_noth
 run "$BERTH" --config "$TEST_TMP/typo.yaml" exec -- 'echo ran'
 is "$rc:$stdout" "0:ran" "unknown terminal keys do not stop a command"
 like "$stderr" "*berth: config: warning: $TEST_TMP/typo.yaml:3:3: unknown key terminal.timout; did you mean terminal.timeout?*" "a typo is warned about with file:line:col and a did-you-mean"
-like "$stderr" "*$TEST_TMP/typo.yaml:4:3: unknown key terminal.docker_imgae; did you mean terminal.docker_image?*" "… each of them"
+unlike_docker=$(printf '%s\n' "$stderr" | grep -c docker_imgae)
+is "$unlike_docker" 0 "… a misspelt docker key waits for docker to be used (tests/integration/config-keys.sh)"
 like "$stderr" "*$TEST_TMP/typo.yaml:5:3: unknown key terminal.acme_nothing_like_it (ignored)*" "… and one close to nothing says it is ignored"
 printf 'terminal:\n  timeout: 5\nmodel:\n  timout: 1\n' >"$TEST_TMP/known.yaml"
 run "$BERTH" --config "$TEST_TMP/known.yaml" exec -- true

@@ -9,7 +9,7 @@ else not_ok "acmebox builds with its plain Makefile"; diag "$(cat "$TDIR/acmebox
 
 check "installed: plugin.yaml and the library" test -f "$ACMEBOX_DIR/plugin.yaml" -a -f "$ACMEBOX_DIR/acmebox.so"
 exports=$(nm -D --defined-only "$ACMEBOX_DIR/acmebox.so" | awk '$2 == "T" || $2 == "D" || $2 == "B" {print $3}' | grep -v '^_' | tr '\n' ' ')
-check "the library exports only the entry symbol ($exports)" test "$exports" = "berth_provider_entry_v1 "
+check "the library exports only the entry symbol ($exports)" test "$exports" = "berth_provider_entry_v2 "
 
 out=$("$BERTH" plugins list 2>&1); rc=$?
 check "plugins list before enabling: exit 0" test "$rc" = 0

@@ -111,7 +111,7 @@ is "$bad" "" "libberth.so exports only berth_* names"
 
 # Modules: exactly the entry symbol the SDK header names, unversioned or not.
 entry=$(sed -n 's/^#define BERTH_PROVIDER_ENTRY "\(.*\)"/\1/p' "$S/sdk/include/berth/provider.h")
-[ -n "$entry" ] || entry=berth_provider_entry_v1
+[ -n "$entry" ] || entry=berth_provider_entry_v2
 for m in "$B"/*/.libs/*.so; do
   [ -e "$m" ] || continue
   case $m in */sdk/*|*/tests/*) continue ;; esac

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <berth/provider.h>
+#include "conf-private.h"
 #include "conf.h"
 #include "util.h"
 
@@ -254,39 +255,12 @@ test_wrong_types (void **state)
     { "terminal:\n  lifetime_seconds: -5\n", "t.yaml:2:21: terminal.lifetime_seconds: expected an integer >= 0, got '-5'" },
     { "terminal:\n  env_passthrough: FOO\n", "t.yaml:2:20: terminal.env_passthrough: expected a list of strings, got 'FOO'" },
     { "terminal:\n  env_passthrough: [a, [b]]\n", "t.yaml:2:24: terminal.env_passthrough[1]: expected a string, got a list" },
-    { "terminal:\n  docker_image: {a: b}\n", "t.yaml:2:17: terminal.docker_image: expected a string, got a mapping" },
-    { "terminal:\n  docker_volumes: /a:/a\n", "t.yaml:2:19: terminal.docker_volumes: expected a list of strings, got '/a:/a'" },
-    { "terminal:\n  docker_network: maybe\n",
-      "t.yaml:2:19: terminal.docker_network: expected a boolean (true/false, yes/no, on/off), got 'maybe'" },
-    { "terminal:\n  docker_env: [A=1]\n", "t.yaml:2:15: terminal.docker_env: expected a mapping of variable names to values, got a list" },
-    { "terminal:\n  docker_env:\n    A: [1]\n", "t.yaml:3:8: terminal.docker_env.A: expected a scalar value, got a list" },
-    { "terminal:\n  docker_forward_env: 3\n", "t.yaml:2:23: terminal.docker_forward_env: expected a list of strings, got '3'" },
     { "terminal:\n  container_cpu: lots\n", "t.yaml:2:18: terminal.container_cpu: expected a number >= 0, got 'lots'" },
     { "terminal:\n  container_memory: 1.5\n", "t.yaml:2:21: terminal.container_memory: expected an integer >= 0 (MB), got '1.5'" },
     { "terminal:\n  container_disk: 99999999999999999999\n",
       "t.yaml:2:19: terminal.container_disk: expected an integer >= 0 (MB), got '99999999999999999999'" },
     { "terminal:\n  container_persistent: 2\n",
       "t.yaml:2:25: terminal.container_persistent: expected a boolean (true/false, yes/no, on/off), got '2'" },
-    { "terminal:\n  singularity_image: []\n", "t.yaml:2:22: terminal.singularity_image: expected a string, got a list" },
-    { "terminal:\n  ssh_host: {}\n", "t.yaml:2:13: terminal.ssh_host: expected a string, got a mapping" },
-    { "terminal:\n  ssh_user: [root]\n", "t.yaml:2:13: terminal.ssh_user: expected a string, got a list" },
-    { "terminal:\n  ssh_key: [k]\n", "t.yaml:2:12: terminal.ssh_key: expected a string, got a list" },
-    { "terminal:\n  ssh_port: 70000\n", "t.yaml:2:13: terminal.ssh_port: expected an integer from 1 to 65535, got '70000'" },
-    { "terminal:\n  ssh_port: 0\n", "t.yaml:2:13: terminal.ssh_port: expected an integer from 1 to 65535, got '0'" },
-    { "terminal:\n  bwrap_profile: [x]\n", "t.yaml:2:18: terminal.bwrap_profile: expected a string, got a list" },
-    { "terminal:\n  bwrap_binds: /a\n",
-      "t.yaml:2:16: terminal.bwrap_binds: expected a list of binds ('src[:dest][:ro|rw]' or {src, dest, readonly}), got '/a'" },
-    { "terminal:\n  bwrap_binds: [':/b']\n", "t.yaml:2:17: terminal.bwrap_binds[0]: expected 'src[:dest][:ro|rw]', got ':/b'" },
-    { "terminal:\n  bwrap_binds: ['/a:/b:rx']\n", "t.yaml:2:17: terminal.bwrap_binds[0]: expected 'src[:dest][:ro|rw]', got '/a:/b:rx'" },
-    { "terminal:\n  bwrap_binds:\n    - dest: /x\n", "t.yaml:3:7: terminal.bwrap_binds[0]: a bind needs 'src'" },
-    { "terminal:\n  bwrap_binds:\n    - src: /a\n      readonly: maybe\n",
-      "t.yaml:4:17: terminal.bwrap_binds[0].readonly: expected a boolean (true/false, yes/no, on/off), got 'maybe'" },
-    { "terminal:\n  bwrap_binds:\n    - [a]\n",
-      "t.yaml:3:7: terminal.bwrap_binds[0]: expected a bind ('src[:dest][:ro|rw]' or {src, dest, readonly}), got a list" },
-    { "terminal:\n  bwrap_hide: x\n", "t.yaml:2:15: terminal.bwrap_hide: expected a list of strings, got 'x'" },
-    { "terminal:\n  bwrap_memory_mb: -1\n", "t.yaml:2:20: terminal.bwrap_memory_mb: expected an integer >= 0, got '-1'" },
-    { "terminal:\n  bwrap_cpu_seconds: x\n", "t.yaml:2:22: terminal.bwrap_cpu_seconds: expected an integer >= 0, got 'x'" },
-    { "terminal:\n  bwrap_max_procs: 1e3\n", "t.yaml:2:20: terminal.bwrap_max_procs: expected an integer >= 0, got '1e3'" },
     { "tool_output:\n  max_bytes: 0\n", "t.yaml:2:14: tool_output.max_bytes: expected a positive integer, got '0'" },
     { "plugins:\n  enabled: acmebox\n", "t.yaml:2:12: plugins.enabled: expected a list of strings, got 'acmebox'" },
     { "plugins:\n  enabled: [~]\n", "t.yaml:2:13: plugins.enabled[0]: expected a string, got an empty value" },
@@ -948,29 +922,55 @@ test_unknown_warned (void **state)
   /* Only the terminal section: other sections are the agent's.  The
      provider prefix rule (acmebox_) is applied by the context, later.  */
   assert_string_equal (w.text, "t.yaml:2:3 terminal.timout terminal.timeout\n"
-                               "t.yaml:4:3 terminal.docker_imgae terminal.docker_image\n"
+                               "t.yaml:4:3 terminal.docker_imgae -\n"
                                "t.yaml:5:3 terminal.Timeout terminal.timeout\n"
                                "t.yaml:6:3 terminal.something_else_entirely -\n"
                                "t.yaml:7:3 terminal.acmebox_umask -\n");
   /* Unknown keys still do not stop the load.  */
   assert_string_equal (berth_config_string (cfg, "terminal.backend", NULL), "local");
   berth_config_free (cfg);
-  /* A key the schema knows is never reported, ssh_options included.  */
+  /* A key the core's schema knows is never reported.  */
   cfg = berth_config_new ();
   w = (warned){ 0 };
-  static const char known[] = "terminal:\n  ssh_options: [ServerAliveInterval=5]\n  timeout: 3\n";
+  static const char known[] = "terminal:\n  env_passthrough: [A]\n  timeout: 3\n";
   assert_int_equal (berth_config_merge_string_warn (cfg, "k.yaml", known, strlen (known), collect_warning, &w, NULL), 0);
   assert_int_equal (w.n, 0);
   berth_config_free (cfg);
-  /* ssh_options is a list, a mapping or one string, nothing deeper.  */
-  static const char *const options_ok[] = { "terminal:\n  ssh_options: BatchMode=yes\n",
-                                            "terminal:\n  ssh_options: {BatchMode: yes}\n" };
-  for (size_t i = 0; i < ARRAY_SIZE (options_ok); i++)
-    berth_config_free (load (options_ok[i], NULL));
-  char *msg = NULL;
-  assert_null (load ("terminal:\n  ssh_options: [[a]]\n", &msg));
-  assert_string_equal (msg, "t.yaml:2:17: terminal.ssh_options[0]: expected a string, got a list");
-  free (msg);
+}
+
+/* A key a provider declares is checked by its type (here an "options"
+   key: a list, a mapping or one string, nothing deeper).  */
+static void
+test_declared_keys (void **state)
+{
+  static const berth_key_spec keys[] = {
+    { "x_options", BERTH_KEY_OPTIONS },
+    { "x_level", BERTH_KEY_INT, 1, 9 },
+    { "x_big", BERTH_KEY_INT, 0, (double) INT64_MAX },
+    { NULL },
+  };
+  static const char *const ok[] = { "terminal:\n  x_options: BatchMode=yes\n", "terminal:\n  x_options: {BatchMode: yes}\n",
+                                    "terminal:\n  x_options: [A=1]\n  x_level: 9\n  x_big: 9223372036854775807\n" };
+  berth_error *err = NULL;
+  for (size_t i = 0; i < ARRAY_SIZE (ok); i++)
+    {
+      berth_config *cfg = load (ok[i], NULL);
+      assert_int_equal (conf_schema_check_declared (cfg, keys, NULL), 0);
+      berth_config_free (cfg);
+    }
+  berth_config *cfg = load ("terminal:\n  x_options: [[a]]\n  x_level: 10\n", NULL);
+  assert_int_equal (conf_schema_check_declared (cfg, keys, &err), -BERTH_E_CONFIG);
+  assert_string_equal (berth_error_message (err), "t.yaml:2:15: terminal.x_options[0]: expected a string, got a list");
+  berth_error_free (err);
+  err = NULL;
+  berth_config_free (cfg);
+  cfg = load ("terminal:\n  x_level: 10\n", NULL);
+  assert_int_equal (conf_schema_check_declared (cfg, keys, &err), -BERTH_E_CONFIG);
+  assert_string_equal (berth_error_message (err), "t.yaml:2:12: terminal.x_level: expected an integer from 1 to 9, got '10'");
+  berth_error_free (err);
+  berth_config_free (cfg);
+  assert_string_equal (conf_schema_suggest_declared (keys, "x_levle"), "x_level");
+  assert_null (conf_schema_suggest_declared (keys, "nothing_like_it"));
 }
 
 static void
@@ -1111,6 +1111,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_set_fallbacks, setup_tmp, teardown_tmp),
     cmocka_unit_test_setup_teardown (test_not_regular, setup_tmp, teardown_tmp),
     cmocka_unit_test (test_unknown_warned),
+    cmocka_unit_test (test_declared_keys),
     cmocka_unit_test_setup_teardown (test_set_backend_names, setup_tmp, teardown_tmp),
     cmocka_unit_test_setup_teardown (test_unset, setup_tmp, teardown_tmp),
     cmocka_unit_test (test_list),

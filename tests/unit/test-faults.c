@@ -88,7 +88,7 @@ static const berth_proc_ops fp_ops = {
 };
 
 static int
-flaky_create (berth_env *env, berth_error **reterr)
+flaky_ensure (berth_env *env, berth_error **reterr)
 {
   return 0;
 }
@@ -118,7 +118,7 @@ flaky_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_
 static const berth_provider_ops flaky = {
   BERTH_PROVIDER_OPS_INIT,
   .name = "flaky",
-  .create = flaky_create,
+  .ensure = flaky_ensure,
   .start = flaky_start,
 };
 

@@ -64,6 +64,7 @@ static const struct
   { "greedy_yaml", "greedy_yaml.so", "goodplug.so", true },
   /* Enabled only by test_crashing_plugin_unused (it aborts when loaded). */
   { "crashy", "crashy.so", "crashy.so", false },
+  { "abi1", "abi1.so", "abi1.so", true },
 };
 
 /* Each rejected plugin and a piece of its reason.  */
@@ -76,7 +77,8 @@ static const struct
   { "wrong_size", "size 16 " },
   { "docker", "reserved" },
   { "dupe", "already registered" },
-  { "no_entry", "berth_provider_entry_v1" },
+  { "no_entry", "berth_provider_entry_v2" },
+  { "abi1", "built for provider ABI 1 (berth 0.1): rebuild it against berth >= 0.2" },
   { "unresolved", "berth_fixture_symbol_nobody_defines" },
   { "missing_lib", "not found" },
   { "malformed", "malformed plugin.yaml" },
@@ -136,7 +138,7 @@ write_config (const char *enabled)
 
 static const char default_enabled[] =
   "[goodplug, bigplug, bad_abi, wrong_size, docker, dupe, no_entry, unresolved, missing_lib,"
-  " malformed, no_yaml, wrong_kind, too_new, mismatch, escape, ghost, greedy, greedy_yaml]";
+  " malformed, no_yaml, wrong_kind, too_new, mismatch, escape, ghost, greedy, greedy_yaml, abi1]";
 
 static int
 group_setup (void **state)

@@ -221,13 +221,7 @@ test_error_codes_are_positive_inside (void **state)
 }
 
 static int
-nobin_create (berth_env *env, berth_error **reterr)
-{
-  return 0;
-}
-
-static int
-nobin_cleanup (berth_env *env, bool remove, berth_error **reterr)
+nobin_ensure (berth_env *env, berth_error **reterr)
 {
   return 0;
 }
@@ -243,8 +237,7 @@ nobin_exec_prefix (berth_env *env, const char *user, bool interactive, char ***r
 static const berth_provider_ops nobin = {
   BERTH_PROVIDER_OPS_INIT,
   .name = "nobin",
-  .create = nobin_create,
-  .cleanup = nobin_cleanup,
+  .ensure = nobin_ensure,
   .exec_prefix = nobin_exec_prefix,
 };
 
@@ -309,6 +302,259 @@ test_ctx_and_env_are_reference_counted (void **state)
   free (dir);
 }
 
+/* ---- the ABI-2 lifecycle: order and the data block ---- */
+
+static char life_log[512];
+
+typedef struct life_data
+{
+  char zeroed[64];
+  int attached;
+} life_data;
+
+static void
+life_note (const char *what)
+{
+  strncat (life_log, what, sizeof life_log - strlen (life_log) - 2);
+  strcat (life_log, " ");
+}
+
+static bool life_attach_fails;
+
+static int
+life_attach (berth_env *env, berth_error **reterr)
+{
+  life_data *d = berth_env_get_data (env);
+  assert_non_null (d);
+  if (life_attach_fails)
+    {
+      d->zeroed[0] = 'x'; /* half filled: zeroed again before the next attach */
+      life_note ("attach-fails");
+      return berth_error_set (reterr, BERTH_E_CONFIG, "life: bad settings");
+    }
+  for (size_t i = 0; i < sizeof d->zeroed; i++)
+    assert_int_equal (d->zeroed[i], 0);
+  assert_int_equal (d->attached, 0);
+  d->attached = 1;
+  life_note ("attach");
+  return 0;
+}
+
+static int
+life_ensure (berth_env *env, berth_error **reterr)
+{
+  assert_int_equal (((life_data *) berth_env_get_data (env))->attached, 1);
+  life_note ("ensure");
+  return 0;
+}
+
+static int
+life_stop (berth_env *env, berth_error **reterr)
+{
+  life_note ("stop");
+  return 0;
+}
+
+static int
+life_remove (berth_env *env, berth_error **reterr)
+{
+  assert_int_equal (((life_data *) berth_env_get_data (env))->attached, 1);
+  life_note ("remove");
+  return 0;
+}
+
+static void
+life_release (berth_env *env)
+{
+  life_note ("release");
+}
+
+static int
+life_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
+{
+  *ret_argv = berth_strv_new (NULL);
+  *ret_flags = BERTH_PREFIX_PASSES_ENV | BERTH_PREFIX_PASSES_FDS;
+  return 0;
+}
+
+static const berth_provider_ops life = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "life",
+  .env_data_size = sizeof (life_data),
+  .attach = life_attach,
+  .ensure = life_ensure,
+  .stop = life_stop,
+  .remove = life_remove,
+  .release = life_release,
+  .exec_prefix = life_prefix,
+};
+
+static void
+run_true (berth_env *env)
+{
+  berth_exec_spec xs = BERTH_EXEC_SPEC_INIT;
+  berth_result *res = NULL;
+  berth_error *err = NULL;
+  xs.command = "true";
+  if (berth_env_execute (env, &xs, &res, &err) < 0)
+    fail_msg ("execute: %s", berth_error_message (err));
+  assert_int_equal (berth_result_exit_code (res), 0);
+  assert_false (berth_result_environment_recreated (res));
+  berth_result_free (res);
+}
+
+/* Attach runs first and once, on a zeroed block; a throw-away environment
+   is removed at its end, a named one only by berth_env_remove (which
+   attaches without ensuring); release comes last; a suspended one is
+   ensured again by the next execute.  */
+static void
+test_lifecycle_order_and_data_block (void **state)
+{
+  char dir[] = "/tmp/berth-test-life-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  setenv ("XDG_STATE_HOME", dir, 1);
+  setenv ("XDG_RUNTIME_DIR", dir, 1);
+  berth_ctx *ctx = NULL;
+  berth_env *env = NULL;
+  berth_error *err = NULL;
+  berth_env_spec es = BERTH_ENV_SPEC_INIT;
+  assert_int_equal (berth_ctx_new (&ctx, NULL), 0);
+  assert_int_equal (berth_ctx_register (ctx, &life, "test", NULL, false, NULL), 0);
+  es.backend = "life";
+
+  life_log[0] = '\0';
+  if (berth_env_open (ctx, &es, &env, &err) < 0)
+    fail_msg ("open: %s", berth_error_message (err));
+  run_true (env);
+  berth_env_unref (env);
+  assert_string_equal (life_log, "attach ensure remove release ");
+
+  life_log[0] = '\0';
+  es.name = "kept";
+  assert_int_equal (berth_env_open (ctx, &es, &env, NULL), 0);
+  assert_int_equal (berth_env_stop_idle (env, NULL), 0);
+  assert_int_equal (berth_env_stop_idle (env, NULL), 0); /* suspended already: once */
+  run_true (env);
+  run_true (env);
+  berth_env_unref (env);
+  assert_string_equal (life_log, "attach ensure stop ensure release ");
+
+  life_log[0] = '\0';
+  assert_int_equal (berth_env_remove (ctx, "kept", NULL), 0);
+  assert_string_equal (life_log, "attach remove release ");
+
+  /* A failing attach: released at once, never ensured or removed on a
+     half-filled block; the open fails with its error.  */
+  life_log[0] = '\0';
+  life_attach_fails = true;
+  es.name = NULL;
+  assert_int_equal (berth_env_open (ctx, &es, &env, &err), -BERTH_E_CONFIG);
+  assert_string_equal (berth_error_message (err), "life: bad settings");
+  berth_error_free (err);
+  err = NULL;
+  life_attach_fails = false;
+  assert_string_equal (life_log, "attach-fails release attach-fails release ");
+  berth_ctx_unref (ctx);
+  unsetenv ("XDG_STATE_HOME");
+  unsetenv ("XDG_RUNTIME_DIR");
+  char *rm = NULL;
+  assert_true (asprintf (&rm, "rm -rf %s", dir) > 0);
+  assert_int_equal (system (rm), 0);
+  free (rm);
+}
+
+/* ---- files: the host path and the transport path agree ---- */
+
+static const berth_provider_ops hostfs = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "hostfs",
+  .flags = BERTH_FLAG_USES_HOST_FILESYSTEM,
+  .ensure = nobin_ensure,
+  .exec_prefix = life_prefix,
+};
+/* the same host, reached only through its transport (as a container)  */
+static const berth_provider_ops viaexec = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "viaexec",
+  .ensure = nobin_ensure,
+  .exec_prefix = life_prefix,
+};
+
+static void
+files_on (berth_ctx *ctx, const char *backend, const char *dir)
+{
+  berth_env_spec es = BERTH_ENV_SPEC_INIT;
+  berth_env *env = NULL;
+  berth_error *err = NULL;
+  void *data = NULL;
+  size_t len = 0;
+  char *s = NULL, path[512];
+  static const char bytes[] = "a\0b\xff\n";
+  es.backend = backend;
+  es.cwd = dir;
+  if (berth_env_open (ctx, &es, &env, &err) < 0)
+    fail_msg ("open %s: %s", backend, berth_error_message (err));
+
+  snprintf (path, sizeof path, "%s/d/e/f.bin", dir);
+  assert_int_equal (berth_env_write_file (env, path, bytes, sizeof bytes, 0600, &err), 0);
+  struct stat st;
+  assert_int_equal (stat (path, &st), 0);
+  assert_int_equal (st.st_mode & 0777, 0600);
+  assert_int_equal (berth_env_read_file (env, "d/e/f.bin", 0, &data, &len, &err), 0); /* relative: the cwd */
+  assert_int_equal (len, sizeof bytes);
+  assert_memory_equal (data, bytes, sizeof bytes);
+  free (data);
+  /* bounded */
+  assert_int_equal (berth_env_read_file (env, path, 3, &data, &len, &err), -EFBIG);
+  assert_non_null (strstr (berth_error_message (err), "larger than the 3 bytes"));
+  err = berth_error_free (err);
+  /* errors with the path */
+  assert_int_equal (berth_env_read_file (env, "/no/such/berth-file", 0, &data, &len, &err), -ENOENT);
+  assert_string_equal (berth_error_message (err), "cannot read /no/such/berth-file: No such file or directory");
+  err = berth_error_free (err);
+  assert_int_equal (berth_env_read_file (env, dir, 0, &data, &len, &err), -EISDIR);
+  err = berth_error_free (err);
+  assert_int_equal (berth_env_fetch_file (env, "/dev/null", 0, &data, &len, &err), -EINVAL);
+  assert_string_equal (berth_error_message (err), "cannot fetch /dev/null: not a regular file");
+  err = berth_error_free (err);
+  assert_int_equal (berth_env_fetch_file (env, path, 0, &data, &len, &err), 0);
+  free (data);
+  /* realpath through a link */
+  snprintf (path, sizeof path, "%s/link", dir);
+  assert_int_equal (symlink ("d/e", path), 0);
+  assert_int_equal (berth_env_realpath (env, "link/f.bin", &s, &err), 0);
+  char want[512];
+  snprintf (want, sizeof want, "%s/d/e/f.bin", dir);
+  assert_string_equal (s, want);
+  free (s);
+  assert_int_equal (berth_env_realpath (env, "no-such", &s, &err), -ENOENT);
+  err = berth_error_free (err);
+  unlink (path);
+  assert_int_equal (berth_env_temp_dir (env, &s, &err), 0);
+  assert_true (s[0] == '/');
+  free (s);
+  berth_env_unref (env);
+}
+
+static void
+test_files_host_and_transport (void **state)
+{
+  berth_ctx *ctx = *state;
+  assert_int_equal (berth_ctx_register (ctx, &hostfs, "test", NULL, false, NULL), 0);
+  assert_int_equal (berth_ctx_register (ctx, &viaexec, "test", NULL, false, NULL), 0);
+  const char *const backends[] = { "hostfs", "viaexec" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      char dir[] = "/tmp/berth-test-files-XXXXXX";
+      assert_non_null (mkdtemp (dir));
+      files_on (ctx, backends[i], dir);
+      char *rm = NULL;
+      assert_true (asprintf (&rm, "rm -rf %s", dir) > 0);
+      assert_int_equal (system (rm), 0);
+      free (rm);
+    }
+}
+
 /* Small allocations abort instead of returning NULL (DESIGN §4).  */
 static void
 test_small_allocations_abort_when_memory_runs_out (void **state)
@@ -362,6 +608,8 @@ main (void)
     cmocka_unit_test_setup_teardown (test_spawn_failure_names_the_backend_and_the_cause, setup, teardown),
     cmocka_unit_test_setup_teardown (test_ctx_and_env_are_reference_counted, setup, teardown),
     cmocka_unit_test (test_small_allocations_abort_when_memory_runs_out),
+    cmocka_unit_test (test_lifecycle_order_and_data_block),
+    cmocka_unit_test_setup_teardown (test_files_host_and_transport, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

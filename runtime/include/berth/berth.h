@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h> /* mode_t */
 
 #ifdef __cplusplus
 extern "C" {
@@ -209,6 +210,12 @@ BERTH_EXPORT berth_env *berth_env_unref (berth_env *env);
 BERTH_EXPORT int berth_env_cleanup (berth_env *env, berth_error **reterr);
 /* Cleans up a named environment for good and forgets its state.  */
 BERTH_EXPORT int berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr);
+/* Suspend ENV while it is idle, keeping its workspace (docker stops the
+   container, ssh drops its connection; a backend with nothing to suspend
+   keeps running).  The next execute resumes it transparently, with
+   environment_recreated false when the workspace survived.  EBUSY while
+   a command runs in it.  */
+BERTH_EXPORT int berth_env_stop_idle (berth_env *env, berth_error **reterr);
 BERTH_EXPORT const char *berth_env_name (const berth_env *env);
 BERTH_EXPORT const char *berth_env_backend (const berth_env *env);
 BERTH_EXPORT const char *berth_env_cwd (const berth_env *env);
@@ -282,6 +289,29 @@ BERTH_EXPORT const char *berth_result_full_output_path (const berth_result *r); 
 BERTH_EXPORT const char *berth_result_backend (const berth_result *r);
 BERTH_EXPORT const char *berth_result_env (const berth_result *r);
 BERTH_EXPORT uint64_t berth_result_duration_ms (const berth_result *r);
+/* ---- files, where the environment's commands run ----
+   A backend that uses the host filesystem (local) is served on the host;
+   every other through its transport, seeing what a command sees (a
+   jail's read-only root and hidden stores, a container's filesystem).
+   Relative paths are taken from the environment's cwd.  Bytes are raw.
+   Errors carry the path and an errno code: ENOENT, EACCES, EROFS, EISDIR,
+   EFBIG (larger than MAX), ENOSPC.  */
+/* The whole of PATH, at most MAX bytes (0: 64 MiB; at most 1 GiB), into
+   *RET_DATA (malloc'd, NUL-terminated after *RET_LEN bytes).  */
+BERTH_EXPORT int berth_env_read_file (berth_env *env, const char *path, size_t max, void **ret_data, size_t *ret_len, berth_error **reterr);
+/* berth_env_read_file of a regular file only (EINVAL otherwise): media a
+   caller delivers elsewhere.  */
+BERTH_EXPORT int berth_env_fetch_file (berth_env *env, const char *path, size_t max, void **ret_data, size_t *ret_len, berth_error **reterr);
+/* Replace PATH with LEN bytes of DATA, mode MODE (0: 0644), its parent
+   directories made: atomically where the target allows (a temporary file
+   renamed over it).  */
+BERTH_EXPORT int berth_env_write_file (berth_env *env, const char *path, const void *data, size_t len, mode_t mode, berth_error **reterr);
+/* PATH with every link resolved, in the environment (malloc'd).  */
+BERTH_EXPORT int berth_env_realpath (berth_env *env, const char *path, char **ret, berth_error **reterr);
+/* The environment's own temporary directory (malloc'd): a jail's private
+   /tmp, a container's /tmp, the remote $TMPDIR, the host's for local.  */
+BERTH_EXPORT int berth_env_temp_dir (berth_env *env, char **ret, berth_error **reterr);
+
 /* ---- non-blocking execute ----
    berth_env_execute is exactly this loop, run to the end:
 

@@ -4,8 +4,9 @@
  * Every environment is a directory on the host (berth_env_state_dir)
  * with its own HOME; commands run as the invoking user with that HOME and
  * a configurable umask.  It shows the whole provider contract in one
- * file: flags as data, probe, doctor, create, an exec_prefix transport,
- * cleanup, and a config key (terminal.acmebox_umask).
+ * file: flags as data, a declared config key (terminal.acmebox_umask),
+ * probe, doctor, the lifecycle (attach, ensure, remove) with a
+ * per-environment data block, and an exec_prefix transport.
  *
  * libberth does the rest (cwd tracking, exported variables, timeouts,
  * output cap, secret scrubbing): a backend only says how to start a
@@ -15,7 +16,7 @@
 
 /* nftw () */
 #define _GNU_SOURCE 1
-/* Export berth_provider_entry_v1 from this library.  */
+/* Export berth_provider_entry_v2 from this library.  */
 #define BERTH_BUILDING_MODULE 1
 #include <berth/provider.h>
 
@@ -77,26 +78,39 @@ acmebox_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
   return 0;
 }
 
-/* Create (or find again, for a named environment) the directory tree.  */
-static int
-acmebox_create (berth_env *env, berth_error **reterr)
+/* The per-environment block (env_data_size): libberth allocates it
+   zeroed before attach and frees it after the environment is done.  */
+typedef struct acmebox_env
 {
+  char home[4096];
+} acmebox_env;
+
+/* Attach: cheap, no side effects -- only work out where the home is.  It
+   runs first, also before remove (`berth rm` from a fresh process).  */
+static int
+acmebox_attach (berth_env *env, berth_error **reterr)
+{
+  acmebox_env *a = berth_env_get_data (env);
+  const char *dir = berth_env_state_dir (env);
+  if (dir == NULL || dir[0] != '/')
+    return berth_error_set (reterr, BERTH_E_ENV, "acmebox: the environment has no state directory");
+  if ((size_t) snprintf (a->home, sizeof a->home, "%s/home", dir) >= sizeof a->home)
+    return berth_error_set (reterr, BERTH_E_ENV, "acmebox: state directory path too long");
+  return 0;
+}
+
+/* Ensure: make (or find again, for a named environment) the home.  */
+static int
+acmebox_ensure (berth_env *env, berth_error **reterr)
+{
+  acmebox_env *a = berth_env_get_data (env);
   const char *u = acmebox_umask (berth_env_config (env));
   if (!umask_is_valid (u))
     return berth_error_set (reterr, BERTH_E_CONFIG,
                             "terminal.acmebox_umask '%s' is not valid: use 3 or 4 octal digits, e.g. 022", u);
-
-  const char *dir = berth_env_state_dir (env);
-  if (dir == NULL || dir[0] != '/')
-    return berth_error_set (reterr, BERTH_E_ENV, "acmebox: the environment has no state directory");
-
-  char home[4096];
-  if ((size_t) snprintf (home, sizeof home, "%s/home", dir) >= sizeof home)
-    return berth_error_set (reterr, BERTH_E_ENV, "acmebox: state directory path too long");
-  if (mkdir (home, 0700) < 0 && errno != EEXIST)
-    return berth_error_errno (reterr, errno, "acmebox: cannot create %s", home);
-
-  berth_logf (env, BERTH_LOG_DEBUG, "acmebox environment %s in %s", berth_env_id (env), home);
+  if (mkdir (a->home, 0700) < 0 && errno != EEXIST)
+    return berth_error_errno (reterr, errno, "acmebox: cannot create %s", a->home);
+  berth_logf (env, BERTH_LOG_DEBUG, "acmebox environment %s in %s", berth_env_id (env), a->home);
   return 0;
 }
 
@@ -139,24 +153,26 @@ remove_entry (const char *path, const struct stat *st, int type, struct FTW *ftw
   return unlink (path) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-/* Idempotent.  A named environment keeps its home between invocations;
-   REMOVE (throw-away environments, `berth rm`) deletes it.  Background
-   jobs are not stopped: acmebox does not declare cleanup_stops_processes. */
+/* Remove, for good (throw-away environments, `berth rm`); idempotent: no
+   home is success.  A named environment keeps its home between
+   invocations (libberth does not call remove then).  Background jobs are
+   not stopped: acmebox does not declare cleanup_stops_processes.  */
 static int
-acmebox_cleanup (berth_env *env, bool remove, berth_error **reterr)
+acmebox_remove (berth_env *env, berth_error **reterr)
 {
-  if (!remove)
-    return 0;
-  const char *dir = berth_env_state_dir (env);
-  if (dir == NULL)
-    return 0;
-  char home[4096];
-  if ((size_t) snprintf (home, sizeof home, "%s/home", dir) >= sizeof home)
-    return 0;
-  if (nftw (home, remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
-    return berth_error_errno (reterr, errno, "acmebox: cannot remove %s", home);
+  acmebox_env *a = berth_env_get_data (env);
+  if (nftw (a->home, remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+    return berth_error_errno (reterr, errno, "acmebox: cannot remove %s", a->home);
   return 0;
 }
+
+/* The keys acmebox reads: libberth checks their type in every
+   configuration file (file:line:col) and warns about a misspelt
+   terminal.acmebox_* key.  The octal format is acmebox's own check.  */
+static const berth_key_spec acmebox_config_keys[] = {
+  { "acmebox_umask", BERTH_KEY_STRING, .expect = "3 or 4 octal digits, e.g. 022" },
+  { NULL },
+};
 
 /* Values stripped from every process berth spawns, whatever the backend. */
 static const char *const acmebox_strip_env_keys[] = { "ACMEBOX_LICENSE_KEY", NULL };
@@ -174,9 +190,12 @@ const berth_provider_ops berth_acmebox_provider = {
   .probe = acmebox_probe,
   .doctor = acmebox_doctor,
   .setup_instructions = "acmebox needs only " ACMEBOX_SHELL ".  Optional: berth config set terminal.acmebox_umask 077",
-  .create = acmebox_create,
+  .config_keys = acmebox_config_keys,
+  .env_data_size = sizeof (acmebox_env),
+  .attach = acmebox_attach,
+  .ensure = acmebox_ensure,
+  .remove = acmebox_remove,
   .exec_prefix = acmebox_exec_prefix,
-  .cleanup = acmebox_cleanup,
 };
 
 BERTH_PROVIDER_EXPORT (berth_acmebox_provider)

@@ -9,13 +9,50 @@
 #define BERTH_PROVIDER_UTIL_H
 
 #include <berth/provider.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- scope-bound cleanup (GCC and Clang), as libberth itself uses ---- */
+
+/* _cleanup_free_ char *s = ...;  freed when S goes out of scope; TAKE_PTR
+   hands it on without freeing.  */
+#define _cleanup_(f) __attribute__ ((cleanup (f)))
+#define _cleanup_free_ _cleanup_ (berth_freep)
+#define _cleanup_close_ _cleanup_ (berth_closep)
+#define _cleanup_strv_free_ _cleanup_ (berth_strv_freep)
+#define TAKE_PTR(p) ({ __typeof__ (p) _p_ = (p); (p) = NULL; _p_; })
+#define TAKE_FD(fd) ({ int _fd_ = (fd); (fd) = -1; _fd_; })
+
+static inline void
+berth_freep (void *p)
+{
+  free (*(void **) p);
+}
+
+static inline void
+berth_closep (int *fd)
+{
+  if (*fd >= 0)
+    {
+      int saved = errno;
+      close (*fd);
+      errno = saved;
+    }
+}
+
+static inline void
+berth_strv_freep (char ***p)
+{
+  berth_strv_free (*p);
+}
 
 /* ---- programs ---- */
 

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* provider.h: the provider ABI.  In-tree backends and third-party plugins
- * are built against this one header (see berth-provider(7)).
+/* provider.h: the provider ABI, version 2.  In-tree backends and
+ * third-party plugins are built against this one header (see
+ * berth-provider(7)).
  *
  * A backend provides a *transport* -- how to start a process inside its
- * environment, how to create and clean up the environment -- and flags.
- * libberth provides the semantics of execute (cwd and exported state,
- * timeouts that kill the tree where it runs, output cap, scrubbing).  */
+ * environment -- a lifecycle (attach, ensure, stop, remove), the
+ * configuration keys it reads, and flags.  libberth provides the
+ * semantics of execute (cwd and exported state, timeouts that kill the
+ * tree where it runs, output cap, scrubbing).  */
 #ifndef BERTH_PROVIDER_H
 #define BERTH_PROVIDER_H
 
@@ -17,8 +19,9 @@ extern "C" {
 #endif
 
 /* Bump on any incompatible change, and rename the entry point to match.
-   Appending members at the end of a struct is compatible (size checks).  */
-#define BERTH_PROVIDER_ABI 1
+   Appending members at the end of a struct is compatible (size checks).
+   ABI 1 (berth 0.1: create + cleanup (bool)) is refused since 0.2.  */
+#define BERTH_PROVIDER_ABI 2
 
 /* True when a struct from the other side of the ABI carries FIELD.  */
 #define BERTH_HAS_FIELD(ptr, type, field) \
@@ -39,11 +42,19 @@ enum
 
 /* A process started by a custom transport (see start below).  libberth
    polls FD for POLLIN (and for POLLOUT while stdin is pending) and calls
-   the ops.  */
+   the ops.
+
+   The two streams must stay separate all the way: BERTH_STREAM_OUT is
+   what the command printed (stdout and stderr merged by the runtime's
+   wrapper), BERTH_STREAM_ERR is the runtime's own STATE CHANNEL (the
+   wrapper reports the command's exit, its cwd and its exports there).
+   A transport that merges them, reorders bytes within one of them, or
+   drops either corrupts the result; one that cannot keep them apart
+   must not offer start (use exec_prefix, whose stderr stays a pipe).  */
 enum
 {
-  BERTH_STREAM_OUT = 1, /* the command's stdout */
-  BERTH_STREAM_ERR = 2, /* the command's stderr */
+  BERTH_STREAM_OUT = 1, /* the command's output */
+  BERTH_STREAM_ERR = 2, /* the runtime's state channel (the process's stderr) */
 };
 typedef void (*berth_sink_fn) (void *userdata, int stream, const char *data, size_t len);
 
@@ -59,6 +70,13 @@ typedef struct berth_proc_ops
   /* After end of stream: the exit status (0-255), or -1 when unknown.  */
   int (*wait) (void *proc, int *ret_status, berth_error **reterr);
   void (*free) (void *proc);
+  /* Optional: true when PROC holds bytes its fd does not show readable
+     (a TLS or frame buffer), so libberth calls pump without waiting.  */
+  bool (*data_pending) (void *proc);
+  /* Optional: send SIGNAL to the whole tree of PROC where it runs (its
+     process group, session or cgroup there).  0 when delivered; -ENOTSUP
+     to have libberth run its kill script through the transport instead. */
+  int (*kill) (void *proc, int signal, berth_error **reterr);
 } berth_proc_ops;
 
 struct berth_proc
@@ -123,6 +141,34 @@ typedef struct berth_start_req
   uint32_t flags;
 } berth_start_req;
 
+/* ---- configuration keys a provider declares ---- */
+
+/* berth_key_spec types */
+enum
+{
+  BERTH_KEY_STRING = 1, /* a scalar */
+  BERTH_KEY_BOOL,       /* true/false, yes/no, on/off */
+  BERTH_KEY_INT,        /* an integer in [min, max] (both 0: any) */
+  BERTH_KEY_NUMBER,     /* a number in [min, max] (both 0: any) */
+  BERTH_KEY_STRV,       /* a sequence of strings */
+  BERTH_KEY_STRMAP,     /* a mapping of names to scalars */
+  BERTH_KEY_OPTIONS,    /* a string, a sequence of strings or a mapping of scalars */
+  BERTH_KEY_BINDS,      /* a sequence of "src[:dest][:ro|rw]" or {src, dest, readonly} */
+};
+
+/* One key under terminal.: NAME must begin with the provider's name and
+   "_" (docker_image).  libberth checks each file's values against these
+   when the provider is loaded (file:line:col in the error), warns about
+   an unknown key with the provider's prefix with a "did you mean", and
+   `berth config set` refuses a bad value before it writes the file.  */
+typedef struct berth_key_spec
+{
+  const char *name;
+  uint32_t type;      /* BERTH_KEY_* */
+  double min, max;    /* BERTH_KEY_INT, BERTH_KEY_NUMBER */
+  const char *expect; /* what a value must be, for errors; NULL: from type and range */
+} berth_key_spec;
+
 /* ---- the provider ---- */
 
 typedef struct berth_provider_ops
@@ -138,6 +184,11 @@ typedef struct berth_provider_ops
   const char *default_cwd; /* NULL, an absolute path, or "~" */
   const char *cache_path_base;
   const char *const *strip_env_keys; /* NULL-terminated, or NULL */
+  /* The keys it reads, ended by an entry whose name is NULL; or NULL.  */
+  const berth_key_spec *config_keys;
+  /* The size of the per-environment block libberth allocates (zeroed)
+     before attach and frees after release: berth_env_get_data.  0: none. */
+  size_t env_data_size;
 
   /* Optional: a flag whose value depends on the configuration.  Return 0
      and set *ret, or < 0 to fall back to the declared default.  */
@@ -149,46 +200,65 @@ typedef struct berth_provider_ops
   int (*doctor) (const berth_config *cfg, berth_check_fn fn, void *userdata);
   const char *setup_instructions;
 
-  /* Create, or find again (named environments), the environment.  Store
-     per-environment data with berth_env_set_data.  */
-  int (*create) (berth_env *env, berth_error **reterr);
-  /* The transport, one of two forms:
-     - exec_prefix (required for streams): argv that runs the words that
-       follow it inside the environment unchanged; libberth spawns
-       prefix + argv locally.  *ret_flags gets BERTH_PREFIX_*.
-     - start (optional): start ARGV inside the environment without a local
-       process (an API), filling *ret.  Used instead of exec_prefix for
-       execute when set.  -ESRCH: the environment no longer exists (no
-       process of it can be running), e.g. a jail whose init is gone.  */
+  /* The lifecycle.  Every environment is attached first; then either
+     ensured (to run commands), or removed (`berth rm`, the end of a
+     throw-away environment) -- remove also follows an attach alone.
+
+     attach (optional): cheap and without side effects where it runs:
+       read the configuration and the state this provider recorded
+       (berth_env_state_dir), fill the data block, open a client.  No
+       container, connection or process is made.
+     ensure (required): make the environment run -- find it again (a
+       named one) or create it -- and report berth_env_mark_recreated
+       when a named one had to be made anew.  By berth_env_deadline_usec.
+     stop (optional): idle -- suspend and keep the workspace (stop the
+       container, drop the connection); the next ensure resumes it.
+       NULL: nothing to suspend (it stays as it is).
+     remove (optional): for good, idempotent: "nothing there" is success,
+       and it must work after attach alone (find what to remove from
+       berth_env_id, berth_env_state_dir, labels).  NULL: nothing to remove.
+     release (optional): free what the data block points to (libberth
+       frees the block itself); called once, last -- and also right after
+       an attach that failed, on what that attach filled (libberth then
+       zeroes the block, and the next call attaches again).  */
+  int (*attach) (berth_env *env, berth_error **reterr);
+  int (*ensure) (berth_env *env, berth_error **reterr);
+  int (*stop) (berth_env *env, berth_error **reterr);
+  int (*remove) (berth_env *env, berth_error **reterr);
+  void (*release) (berth_env *env);
+
+  /* The transport: libberth runs everything through exactly one -- start
+     when it is set, else a local spawn of exec_prefix adapted into a
+     start.
+     - exec_prefix (required for streams, i.e. BERTH_FLAG_SUPPORTS_STREAMS):
+       argv that runs the words that follow it inside the environment
+       unchanged; libberth spawns prefix + argv locally.  *ret_flags gets
+       BERTH_PREFIX_*.
+     - start (optional): start REQ->argv inside the environment without a
+       local process (an API), filling *ret.  -ESRCH: the environment no
+       longer exists (no process of it can be running), e.g. a jail whose
+       init is gone.  start_flags: the BERTH_PREFIX_* that hold for it
+       (the environment reaches the command; req->extra_fd becomes its
+       fd 3).  */
   int (*exec_prefix) (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr);
   int (*start) (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr);
-  /* Release the environment per its persistence (idempotent).  REMOVE is
-     true for throw-away environments and for `berth rm`: the environment
-     goes for good; false for a named one at the end of an invocation (keep
-     it).  NOTE: `berth rm` calls cleanup WITHOUT create: find what to
-     remove from berth_env_id / berth_env_state_dir / labels, and treat
-     "nothing there" as success.  berth_env_get_data may be NULL.  */
-  int (*cleanup) (berth_env *env, bool remove, berth_error **reterr);
+  uint32_t start_flags;
+
   /* Optional: remove leftovers older than LIFETIME seconds; count removed.  */
   int (*gc) (const berth_config *cfg, int64_t lifetime, berth_error **reterr);
-  /* Optional: free the data set with berth_env_set_data.  */
-  void (*free_data) (void *data);
-  /* BERTH_PREFIX_* that hold for the start transport (the environment
-     reaches the command; req->extra_fd becomes its fd 3).  */
-  uint32_t start_flags;
 } berth_provider_ops;
 
 #define BERTH_PROVIDER_OPS_INIT .abi = BERTH_PROVIDER_ABI, .size = sizeof (berth_provider_ops)
 
 typedef const berth_provider_ops *(*berth_provider_entry_fn) (void);
-#define BERTH_PROVIDER_ENTRY "berth_provider_entry_v1"
+#define BERTH_PROVIDER_ENTRY "berth_provider_entry_v2"
 
 /* A module or plugin exports exactly one symbol with this macro.  Built-in
    backends are listed in the runtime's table instead.  */
 #ifdef BERTH_BUILDING_MODULE
 #define BERTH_PROVIDER_EXPORT(ops)                                         \
-  BERTH_EXPORT const berth_provider_ops *berth_provider_entry_v1 (void); \
-  const berth_provider_ops *berth_provider_entry_v1 (void) { return &(ops); }
+  BERTH_EXPORT const berth_provider_ops *berth_provider_entry_v2 (void); \
+  const berth_provider_ops *berth_provider_entry_v2 (void) { return &(ops); }
 #else
 #define BERTH_PROVIDER_EXPORT(ops)
 #endif
@@ -247,7 +317,7 @@ BERTH_EXPORT const char *berth_env_id (const berth_env *env);
 BERTH_EXPORT const char *berth_env_state_dir (const berth_env *env);
 /* A 0700 directory for sockets (short path), same lifetime.  */
 BERTH_EXPORT const char *berth_env_runtime_dir (const berth_env *env);
-BERTH_EXPORT void berth_env_set_data (berth_env *env, void *data);
+/* The per-environment block of env_data_size bytes (NULL when 0).  */
 BERTH_EXPORT void *berth_env_get_data (const berth_env *env);
 /* The next result reports environment_recreated.  */
 BERTH_EXPORT void berth_env_mark_recreated (berth_env *env);

@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bench-exec.sh: DESIGN §9's per-command table through libberth
+# (tests/bench/bench-exec.c), each backend against its peer in the same
+# run; with BEFORE=<build dir of an older berth> also that build's figures,
+# alternated with this one's in one run (the before/after table).
+#   BUILD=<this build dir> (default: $BERTH_BUILDDIR or .)  N=<commands per run> (100)
+#   ROUNDS=<alternations> (3)  BACKENDS="local bwrap docker ssh"
+# Prints one line per run: build backend berth_min berth_median berth_p90
+# peer_min peer_median peer_p90 ratio_median ratio_min, then the medians of
+# the ratios per build and backend.  Needs root for docker and ssh (it
+# starts the shared test daemons like the integration tests).
+set -eu
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$(cd "${BUILD:-${BERTH_BUILDDIR:-.}}" && pwd)
+N=${N:-100}
+ROUNDS=${ROUNDS:-3}
+BACKENDS=${BACKENDS:-local bwrap docker ssh}
+T=$(mktemp -d /tmp/berth-bench-exec.XXXXXX)
+ctr=
+mpid=
+trap '[ -n "$ctr" ] && docker rm -f "$ctr" >/dev/null 2>&1; [ -n "$mpid" ] && kill "$mpid" 2>/dev/null; rm -rf "$T"' EXIT
+
+# compile DIR SRCDIR OUT: bench-exec.c against the libberth of build DIR
+compile ()
+{
+  gcc -O2 -I"$2/runtime/include" -I"$2/sdk/include" -I"$1/runtime/include" "$SRC/tests/bench/bench-exec.c" \
+    -o "$3" -L"$1/.libs" -lberth -Wl,-rpath,"$1/.libs"
+}
+builds=(after)
+compile "$BUILD" "$SRC" "$T/bench-after"
+declare -A dir=([after]=$BUILD)
+if [ -n "${BEFORE:-}" ]; then
+  BEFORE=$(cd "$BEFORE" && pwd)
+  compile "$BEFORE" "$BEFORE/.." "$T/bench-before"
+  builds=(before after)
+  dir[before]=$BEFORE
+fi
+
+peer_of ()
+{
+  case $1 in
+    local) echo "bash -c true" ;;
+    bwrap) echo "bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp bash -c true" ;;
+    docker) echo "docker exec $ctr bash -c true" ;;
+    ssh) echo "ssh -T -o ControlMaster=no -o ControlPath=$T/cm ${O[*]} $BERTH_SSHD_HOST true" ;;
+  esac
+}
+config_of ()
+{
+  case $1 in
+    docker) printf 'terminal:\n  docker_image: berth-test:latest\n' >"$T/docker.yaml"; echo "$T/docker.yaml" ;;
+    ssh) echo "$BERTH_SSHD_CONFIG" ;;
+    *) printf 'terminal: {}\n' >"$T/none.yaml"; echo "$T/none.yaml" ;;
+  esac
+}
+
+for b in $BACKENDS; do
+  case $b in
+    docker)
+      bash "$SRC/tests/integration/setup/docker.sh" >/dev/null
+      ctr=$(docker run -d --rm --network none berth-test:latest sleep 3600) ;;
+    ssh)
+      bash "$SRC/tests/integration/setup/sshd.sh" >/dev/null
+      . /tmp/berth-sshd/env
+      O=(-o BatchMode=yes -o IdentitiesOnly=yes -i "$BERTH_SSHD_KEY" -o UserKnownHostsFile="$BERTH_SSHD_KNOWN_HOSTS"
+         -p "$BERTH_SSHD_PORT" -l "$BERTH_SSHD_USER")
+      ssh -M -N -f -o ControlPersist=600 -o ControlPath="$T/cm" "${O[@]}" "$BERTH_SSHD_HOST"
+      mpid=$(ssh -O check -o ControlPath="$T/cm" "${O[@]}" "$BERTH_SSHD_HOST" 2>&1 | sed -n 's/.*pid=\([0-9]*\).*/\1/p') ;;
+  esac
+  read -ra peer <<<"$(peer_of "$b")"
+  cfg=$(config_of "$b")
+  for r in $(seq "$ROUNDS"); do
+    for build in "${builds[@]}"; do
+      d=${dir[$build]}
+      line=$(env XDG_STATE_HOME="$T/state-$build" XDG_RUNTIME_DIR="$T/run-$build" XDG_CONFIG_HOME="$T/config" BERTH_CONFIG="$cfg" \
+        BERTH_MODULEDIR="$d/docker/.libs:$d/bwrap/.libs:$d/local/.libs:$d/ssh/.libs:$d/singularity/.libs" \
+        BERTH_LIBEXECDIR="$d:$d/bwrap:$d/ssh" BERTH_BINDIR="$d" \
+        "$T/bench-$build" "$b" "$N" -- "${peer[@]}") || { echo "bench-exec: $build $b failed" >&2; exit 1; }
+      echo "$build $line" | tee -a "$T/all"
+    done
+  done
+done
+echo "# median of the runs' median ratios (berth / peer), per build and backend"
+for key in $(awk '{ print $1 "/" $2 }' "$T/all" | sort -u -t/ -k2,2 -k1,1); do
+  ratios=$(awk -v b="${key%/*}" -v k="${key#*/}" '$1 == b && $2 == k { print $9 }' "$T/all" | sort -n)
+  n=$(echo "$ratios" | wc -l)
+  echo "${key%/*} ${key#*/} $(echo "$ratios" | sed -n "$(((n + 1) / 2))p")"
+done
