@@ -24,4 +24,12 @@ rc=$?
 is "$rc" 0 "the example runs on the local backend and exits 0 (its second command's 3 is data)"
 is "$out" "$(block 3)" "it prints what the page says"
 check "it removed its named environment" bash -c "[ -z \"\$(ls -A '$XDG_STATE_HOME/berth/envs' 2>/dev/null)\" ]"
+# Every function of the consumer API is in the page.
+missing=
+api=$(sed -n 's/^BERTH_EXPORT .*[ *]\(berth_[a-z_0-9]*\) (.*/\1/p' "$BERTH_SRCDIR/runtime/include/berth/berth.h" "$BERTH_SRCDIR/runtime/include/berth/plugins.h")
+check "the headers' BERTH_EXPORT functions are found ($(wc -w <<<"$api"))" test "$(wc -w <<<"$api")" -gt 80
+for f in $api; do
+  grep -q "^\.BI \".*[ *]$f (" "$page" || missing="$missing $f"
+done
+is "$missing" "" "libberth(3) has a synopsis line for every BERTH_EXPORT function of berth.h and plugins.h"
 done_testing
