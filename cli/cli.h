@@ -70,6 +70,99 @@ berth_env *cli_open_named (berth_ctx *ctx, const char *name, int *ret_exit);
 void json_string (FILE *f, const char *s);
 void json_string_len (FILE *f, const char *s, size_t len);
 
+/* ---- the command table (commands.c): one source of truth ----
+   Each command's options, their values and help, its synopsis and
+   description, its subcommands and what its operands are: the parsers
+   (cli_getopt), the help (--help, `berth help`, `berth --help`) and the
+   completion scripts (`berth completion bash|zsh|fish`) are all made
+   from it.  Adding a command: write its cmd_X, declare it below, add its
+   options array and one cli_command entry in commands.c (see there).  */
+
+/* What an option's value or a command's operands are, for completion.  */
+typedef enum cli_value
+{
+  CLI_VALUE_NONE,    /* a flag (an option), no operands (a command) */
+  CLI_VALUE_WORD,    /* any word: nothing to complete */
+  CLI_VALUE_FILE,    /* a path */
+  CLI_VALUE_DIR,     /* a directory */
+  CLI_VALUE_BACKEND, /* a backend name: `berth backends --names` */
+  CLI_VALUE_ENV,     /* a named environment: `berth ls --names` */
+  CLI_VALUE_COMMAND, /* a command line: program names, then files */
+  CLI_VALUE_TOPIC,   /* a berth command name (`berth help`) */
+  CLI_VALUE_SHELL,   /* bash, zsh or fish */
+} cli_value;
+
+/* Option keys: a short option's key is its letter; long-only ones are
+   CLI_OPT_* from 256.  */
+enum
+{
+  CLI_OPT_IMAGE = 256,
+  CLI_OPT_STDIN,
+  CLI_OPT_JSON,
+  CLI_OPT_USER,
+  CLI_OPT_NO_INTERACTIVE,
+  CLI_OPT_MAX_BYTES,
+  CLI_OPT_PEER,
+  CLI_OPT_SHOW_ORIGIN,
+  CLI_OPT_NAMES,
+  CLI_OPT_CONFIG,
+  CLI_OPT_VERSION,
+  CLI_OPT_FOLLOW,
+};
+
+typedef struct cli_option
+{
+  int key;             /* the letter, or a CLI_OPT_*; 0 ends an array */
+  const char *name;    /* the long name, without "--" */
+  cli_value value;     /* CLI_VALUE_NONE: takes no value */
+  const char *metavar; /* the value's name in the help (NULL for a flag) */
+  const char *help;    /* may have several lines ("\n"), no trailing one */
+} cli_option;
+
+typedef struct cli_command cli_command;
+struct cli_command
+{
+  const char *name; /* NULL ends a table */
+  /* ARGV[0] is the command's name (for a subcommand: the parent's run
+     gets the whole line and dispatches itself).  */
+  int (*run) (const cli_opts *o, int argc, char **argv);
+  const char *synopsis;    /* what follows "berth NAME " in the usage */
+  const char *summary;     /* one line for `berth --help` */
+  const char *description; /* paragraphs after the usage (may be NULL) */
+  const cli_option *options; /* NULL: none (-h/--help always exist) */
+  cli_value operands;        /* what its operands complete to */
+  const cli_command *subcommands; /* NULL: none */
+  const char *aliases;       /* other names, space-separated (NULL) */
+};
+
+extern const cli_command cli_commands[];
+extern const cli_option cli_global_options[];
+/* The entry of NAME in TABLE (by name or alias), or NULL.  */
+const cli_command *cli_find (const cli_command *table, const char *name);
+/* Print CMD's help (usage, description, options).  PARENT (NULL at the
+   top) prefixes a subcommand's usage.  */
+void cli_print_help (FILE *f, const cli_command *parent, const cli_command *cmd);
+/* getopt_long over CMD's options ("+": options stop at the first operand
+   or "--").  Returns the option's key, -1 after the last option (*IND is
+   then the first operand), or -2 after it printed the usage (-h: *RET_EXIT
+   0) or a one-line error (*RET_EXIT 125).  *ARG is the option's value.  */
+typedef struct cli_getopt
+{
+  const cli_command *cmd, *parent;
+  const char *arg;
+  int ind;
+  bool started;
+  bool own_help; /* -h/--help is returned as 'h' instead of printed */
+} cli_getopt;
+int cli_next_option (cli_getopt *g, int argc, char **argv, int *ret_exit);
+
+/* berth --help: the global options and every command's summary.  */
+void cli_print_usage (FILE *f);
+
+int cmd_help (const cli_opts *o, int argc, char **argv);
+int cmd_completion (const cli_opts *o, int argc, char **argv);
+int cmd_version (const cli_opts *o, int argc, char **argv);
+int cmd_plugins (const cli_opts *o, int argc, char **argv);
 int cmd_exec (const cli_opts *o, int argc, char **argv);
 int cmd_exec_prefix (const cli_opts *o, int argc, char **argv);
 int cmd_exec_stream (const cli_opts *o, int argc, char **argv);

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +16,6 @@
 #include "cli.h"
 
 extern char **environ;
-
-static const char bench_usage[] =
-  "Usage: berth bench [-b BACKEND] [-e NAME] [-n N] [--peer 'CMD ARGS'] [--json] [COMMAND]\n"
-  "\n"
-  "Time N executes of COMMAND (default: true) in one environment, interleaved\n"
-  "with N runs of the peer command a user would otherwise run (default for\n"
-  "local: bash -c true).  Reports min/median/p90 of both and the median ratio.\n";
 
 static double
 now_ms (void)
@@ -80,34 +72,32 @@ print_stats_json (const char *key, stats s)
 int
 cmd_bench (const cli_opts *o, int argc, char **argv)
 {
-  static const struct option opts[] = {
-    { "backend", required_argument, NULL, 'b' }, { "env", required_argument, NULL, 'e' },
-    { "count", required_argument, NULL, 'n' },   { "peer", required_argument, NULL, 'p' },
-    { "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
   const char *backend = NULL, *name = NULL, *peer = NULL;
   long n = 20;
   bool json = false;
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long (argc, argv, "+b:e:n:h", opts, NULL)) != -1)
+  int c, opt_exit = 0;
+  cli_getopt g = { .cmd = cli_find (cli_commands, "bench") };
+  while ((c = cli_next_option (&g, argc, argv, &opt_exit)) >= 0)
     switch (c)
       {
-      case 'b': backend = optarg; break;
-      case 'e': name = optarg; break;
+      case 'b': backend = g.arg; break;
+      case 'e': name = g.arg; break;
       case 'n':
-        n = strtol (optarg, NULL, 10);
-        if (n < 1 || n > 100000)
-          return cli_fail ("bench: -n must be between 1 and 100000");
-        break;
-      case 'p': peer = optarg; break;
-      case 'j': json = cli_json = true; break;
-      case 'h': fputs (bench_usage, stdout); return 0;
-      default: return cli_fail ("bench: bad option '%s' (see berth bench --help)", argv[optind - 1]);
+        {
+          char *end;
+          errno = 0;
+          n = strtol (g.arg, &end, 10);
+          if (errno || end == g.arg || *end || n < 1 || n > 100000)
+            return cli_fail ("bench: -n must be between 1 and 100000 (got '%s')", g.arg);
+          break;
+        }
+      case CLI_OPT_PEER: peer = g.arg; break;
+      case CLI_OPT_JSON: json = cli_json = true; break;
+      default: abort ();
       }
-  const char *command = optind < argc ? argv[optind] : "true";
+  if (c == -2)
+    return opt_exit;
+  const char *command = g.ind < argc ? argv[g.ind] : "true";
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;

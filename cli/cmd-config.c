@@ -8,22 +8,6 @@
 
 #include "cli.h"
 
-static const char config_usage[] =
-  "Usage: berth config get KEY\n"
-  "       berth config set KEY VALUE\n"
-  "       berth config unset KEY\n"
-  "       berth config list [--show-origin] [--json]\n"
-  "       berth config path\n"
-  "\n"
-  "KEY is dotted, e.g. terminal.backend.  `get` prints the merged value of\n"
-  "every layer (system, user, $BERTH_CONFIG, --config); `set` edits the user\n"
-  "file, keeping the rest of it; lists are written as [a, b].  A value is\n"
-  "checked as the loader checks it (type, range; terminal.backend must name\n"
-  "a backend that exists): a bad one is refused and the file left as it was.\n"
-  "`unset` removes KEY from the user file.  `list` prints every merged key;\n"
-  "--show-origin adds the file:line it came from, or \"default\".\n"
-  "See berth-config(5).\n";
-
 typedef struct list_state
 {
   bool json, origin, first;
@@ -61,13 +45,21 @@ config_list (const cli_opts *o, int argc, char **argv)
 {
   list_state s = { .first = true };
   berth_error *err = NULL;
-  for (int i = 2; i < argc; i++)
-    if (strcmp (argv[i], "--json") == 0)
-      s.json = cli_json = true;
-    else if (strcmp (argv[i], "--show-origin") == 0)
-      s.origin = true;
-    else
-      return cli_fail ("config list: unexpected argument '%s' (see berth config --help)", argv[i]);
+  const cli_command *config = cli_find (cli_commands, "config");
+  int c, exit_code = 0;
+  cli_getopt g = { .cmd = cli_find (config->subcommands, "list"), .parent = config };
+  /* argv[0] is "list" */
+  while ((c = cli_next_option (&g, argc - 1, argv + 1, &exit_code)) >= 0)
+    switch (c)
+      {
+      case CLI_OPT_JSON: s.json = cli_json = true; break;
+      case CLI_OPT_SHOW_ORIGIN: s.origin = true; break;
+      default: abort ();
+      }
+  if (c == -2)
+    return exit_code;
+  if (g.ind < argc - 1)
+    return cli_fail ("config list: unexpected argument '%s' (see berth help config list)", argv[g.ind + 1]);
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
@@ -102,7 +94,7 @@ cmd_config (const cli_opts *o, int argc, char **argv)
   berth_error *err = NULL;
   if (argc < 2 || cli_is_help (argv[1]))
     {
-      fputs (config_usage, argc < 2 ? stderr : stdout);
+      cli_print_help (argc < 2 ? stderr : stdout, NULL, cli_find (cli_commands, "config"));
       return argc < 2 ? EXIT_BERTH : 0;
     }
   if (strcmp (argv[1], "path") == 0 && argc == 2)

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -194,123 +193,61 @@ open_env (berth_ctx *ctx, const env_opts *eo, int *ret_exit, const char **ret_cw
   return env;
 }
 
-enum
-{
-  OPT_IMAGE = 256,
-  OPT_STDIN,
-  OPT_JSON,
-  OPT_USER,
-  OPT_NO_INTERACTIVE,
-  OPT_MAX_BYTES,
-};
-
-static const struct option env_options[] = {
-  { "backend", required_argument, NULL, 'b' },
-  { "env", required_argument, NULL, 'e' },
-  { "cwd", required_argument, NULL, 'C' },
-  { "timeout", required_argument, NULL, 't' },
-  { "image", required_argument, NULL, OPT_IMAGE },
-  { "stdin", required_argument, NULL, OPT_STDIN },
-  { "json", no_argument, NULL, OPT_JSON },
-  { "user", required_argument, NULL, OPT_USER },
-  { "no-interactive", no_argument, NULL, OPT_NO_INTERACTIVE },
-  { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
-  { "help", no_argument, NULL, 'h' },
-  { NULL, 0, NULL, 0 },
-};
-
-static const char exec_usage[] =
-  "Usage: berth exec [-b BACKEND] [-e NAME] [-C DIR] [-t SECONDS|0] [--image IMG]\n"
-  "                  [--stdin FILE|-] [--max-bytes N] [--json] [--] COMMAND...\n"
-  "\n"
-  "Run COMMAND (one shell string; several words are joined with spaces) with\n"
-  "bash inside an environment.  Without -e the environment is thrown away\n"
-  "afterwards; with -e NAME it persists (cwd, exported variables, the\n"
-  "container/jail/connection) until `berth rm NAME`.\n"
-  "\n"
-  "  -b, --backend B   backend (default: terminal.backend, else local)\n"
-  "  -e, --env NAME    named, persistent environment\n"
-  "  -C, --cwd DIR     working directory for this command\n"
-  "  -t, --timeout S   kill the command's whole tree after S seconds (exit 124);\n"
-  "                    0: no timeout; at most 2147483648 (default: terminal.timeout)\n"
-  "      --image IMG   image for container backends\n"
-  "      --stdin SRC   feed FILE (or - for our stdin) to the command, streamed\n"
-  "                    as it reads it\n"
-  "      --json        print one capped result object instead of streaming\n"
-  "      --max-bytes N cap the output at N bytes, notices included (default:\n"
-  "                    tool_output.max_bytes); without --json the capped output\n"
-  "                    is printed when the command ends instead of streaming\n"
-  "\n"
-  "Exit status: the command's own; 124 timeout; 130 interrupted; 125 berth error.\n";
-
 /* The largest --max-bytes: memory is O(N) while output comes in.  */
 #define MAX_BYTES_MAX (1ull << 30)
 
-/* Parse env options; returns the index of the first operand, or -1 after
-   printing (with *ret_exit set).  */
+/* Parse the options of CMD (exec, exec-prefix, exec-stream: its table
+   says which it takes); returns the index of the first operand, or -1
+   after printing (with *ret_exit set).  */
 static int
-parse_env_opts (int argc, char **argv, const char *usage, env_opts *eo, double *timeout, const char **stdin_src, size_t *max_bytes, int *ret_exit)
+parse_env_opts (int argc, char **argv, const char *cmd, env_opts *eo, double *timeout, const char **stdin_src, size_t *max_bytes, int *ret_exit)
 {
   int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long (argc, argv, "+b:e:C:t:h", env_options, NULL)) != -1)
+  cli_getopt g = { .cmd = cli_find (cli_commands, cmd) };
+  while ((c = cli_next_option (&g, argc, argv, ret_exit)) >= 0)
     switch (c)
       {
-      case 'b': eo->backend = optarg; break;
-      case 'e': eo->name = optarg; break;
-      case 'C': eo->cwd = optarg; break;
+      case 'b': eo->backend = g.arg; break;
+      case 'e': eo->name = g.arg; break;
+      case 'C': eo->cwd = g.arg; break;
       case 't':
         {
           char *end;
           double v;
           errno = 0;
-          v = strtod (optarg, &end);
+          v = strtod (g.arg, &end);
           /* NaN fails both comparisons; inf and ERANGE are out of range.  */
-          if (timeout == NULL || errno || end == optarg || *end || !(v >= 0 && v <= BERTH_TIMEOUT_MAX))
+          if (timeout == NULL || errno || end == g.arg || *end || !(v >= 0 && v <= BERTH_TIMEOUT_MAX))
             {
-              *ret_exit = cli_fail ("timeout must be a number of seconds from 0 (no timeout) to %.0f (got '%s')", BERTH_TIMEOUT_MAX, optarg);
+              *ret_exit = cli_fail ("timeout must be a number of seconds from 0 (no timeout) to %.0f (got '%s')", BERTH_TIMEOUT_MAX, g.arg);
               return -1;
             }
           *timeout = v == 0 ? BERTH_TIMEOUT_NONE : v;
           eo->setup_timeout = v;
           break;
         }
-      case OPT_IMAGE: eo->image = optarg; break;
-      case OPT_STDIN:
-        if (stdin_src == NULL)
-          goto bad;
-        *stdin_src = optarg;
-        break;
-      case OPT_JSON: eo->json = cli_json = true; break;
-      case OPT_USER: eo->user = optarg; break;
-      case OPT_NO_INTERACTIVE: eo->no_interactive = true; break;
-      case OPT_MAX_BYTES:
+      case CLI_OPT_IMAGE: eo->image = g.arg; break;
+      case CLI_OPT_STDIN: *stdin_src = g.arg; break;
+      case CLI_OPT_JSON: eo->json = cli_json = true; break;
+      case CLI_OPT_USER: eo->user = g.arg; break;
+      case CLI_OPT_NO_INTERACTIVE: eo->no_interactive = true; break;
+      case CLI_OPT_MAX_BYTES:
         {
           char *end;
           unsigned long long v;
-          if (max_bytes == NULL)
-            goto bad;
           errno = 0;
-          v = strtoull (optarg, &end, 10);
-          if (errno || end == optarg || *end || optarg[0] == '-' || optarg[0] == '+' || v < 1 || v > MAX_BYTES_MAX)
+          v = strtoull (g.arg, &end, 10);
+          if (errno || end == g.arg || *end || g.arg[0] == '-' || g.arg[0] == '+' || v < 1 || v > MAX_BYTES_MAX)
             {
-              *ret_exit = cli_fail ("--max-bytes must be an integer from 1 to %llu (got '%s')", (unsigned long long) MAX_BYTES_MAX, optarg);
+              *ret_exit = cli_fail ("--max-bytes must be an integer from 1 to %llu (got '%s')", (unsigned long long) MAX_BYTES_MAX, g.arg);
               return -1;
             }
           *max_bytes = (size_t) v;
           break;
         }
-      case 'h':
-        fputs (usage, stdout);
-        *ret_exit = 0;
-        return -1;
-      default:
-      bad:
-        *ret_exit = cli_fail ("%s: bad option '%s' (see berth %s --help)", argv[0], argv[optind - 1], argv[0]);
-        return -1;
+      default: abort (); /* in CMD's table, not handled here */
       }
-  return optind;
+  return c == -2 ? -1 : g.ind;
 }
 
 int
@@ -321,7 +258,7 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
   const char *stdin_src = NULL;
   int exit_code = EXIT_BERTH;
   size_t max_bytes = 0;
-  int first = parse_env_opts (argc, argv, exec_usage, &eo, &timeout, &stdin_src, &max_bytes, &exit_code);
+  int first = parse_env_opts (argc, argv, "exec", &eo, &timeout, &stdin_src, &max_bytes, &exit_code);
   if (first < 0)
     return exit_code;
   if (first >= argc)
@@ -440,15 +377,6 @@ cli_env_exists (berth_ctx *ctx, const char *name)
   return f.found;
 }
 
-static const char prefix_usage[] =
-  "Usage: berth exec-prefix -e NAME [-b BACKEND] [--user U] [--no-interactive] [--json]\n"
-  "\n"
-  "Print the argv that runs whatever words follow it inside environment NAME\n"
-  "with stdin and stdout open (for long-lived processes).  NAME must exist.\n"
-  "Plain output is one shell-quoted line, for eval:\n"
-  "  eval \"$(berth exec-prefix -e NAME) bash -c 'server'\"\n"
-  "--json prints a JSON array of words.\n";
-
 int
 cmd_exec_prefix (const cli_opts *o, int argc, char **argv)
 {
@@ -456,7 +384,7 @@ cmd_exec_prefix (const cli_opts *o, int argc, char **argv)
   int exit_code = EXIT_BERTH;
   char **prefix = NULL;
   berth_error *err = NULL;
-  if (parse_env_opts (argc, argv, prefix_usage, &eo, NULL, NULL, NULL, &exit_code) < 0)
+  if (parse_env_opts (argc, argv, "exec-prefix", &eo, NULL, NULL, NULL, &exit_code) < 0)
     return exit_code;
   if (eo.name == NULL)
     return cli_fail ("exec-prefix needs a named environment: -e NAME (a throw-away one would be gone before use)");
@@ -503,24 +431,13 @@ cmd_exec_prefix (const cli_opts *o, int argc, char **argv)
   return exit_code;
 }
 
-static const char stream_usage[] =
-  "Usage: berth exec-stream [-b BACKEND] [-e NAME] [--] WORDS...\n"
-  "\n"
-  "Run WORDS (an argv, not a shell string) inside the environment with our\n"
-  "stdin, stdout and stderr bridged to it until it exits.  Backends without a\n"
-  "local client (docker over the Engine API) use this as their exec prefix.\n"
-  "\n"
-  "Exit status: the command's own; 127 when WORDS[0] is not found; 128+N after\n"
-  "SIGINT, SIGTERM or SIGHUP (the command's tree is killed where it runs); 141\n"
-  "when our stdout's reader went away; 125 berth error.\n";
-
 int
 cmd_exec_stream (const cli_opts *o, int argc, char **argv)
 {
   env_opts eo = { 0 };
   int exit_code = EXIT_BERTH;
   berth_error *err = NULL;
-  int first = parse_env_opts (argc, argv, stream_usage, &eo, NULL, NULL, NULL, &exit_code);
+  int first = parse_env_opts (argc, argv, "exec-stream", &eo, NULL, NULL, NULL, &exit_code);
   if (first < 0)
     return exit_code;
   if (first >= argc)

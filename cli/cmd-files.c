@@ -15,16 +15,6 @@
 
 #define CP_MAX (1u << 30) /* what libberth moves in one call */
 
-static const char cp_usage[] =
-  "Usage: berth cp SRC NAME:DEST\n"
-  "       berth cp NAME:SRC DEST\n"
-  "\n"
-  "Copy a file into or out of the named environment NAME, as its commands\n"
-  "see it (a jail's read-only root and hidden stores, a container's own\n"
-  "filesystem).  A relative path in the environment is taken from its cwd;\n"
-  "a DEST ending in / (or an existing directory here) gets SRC's name.\n"
-  "The environment must exist (berth ls).  Files up to 1 GiB.\n";
-
 /* "NAME:PATH" names an environment when NAME has no '/' and is not empty
    (as docker cp): *RET_NAME (may be NULL) gets NAME, *RET_PATH what follows
    the colon.  */
@@ -153,11 +143,14 @@ cli_open_named (berth_ctx *ctx, const char *name, int *ret_exit)
 int
 cmd_cp (const cli_opts *o, int argc, char **argv)
 {
-  if (argc == 2 && cli_is_help (argv[1]))
-    {
-      fputs (cp_usage, stdout);
-      return 0;
-    }
+  int c, opt_exit = 0;
+  cli_getopt g = { .cmd = cli_find (cli_commands, "cp") };
+  while ((c = cli_next_option (&g, argc, argv, &opt_exit)) >= 0)
+    abort (); /* cp has no options but --help */
+  if (c == -2)
+    return opt_exit;
+  argc -= g.ind - 1;
+  argv += g.ind - 1;
   if (argc != 3)
     return cli_fail ("cp: give a source and a destination, one of them NAME:PATH (berth cp --help)");
   char *name = NULL;

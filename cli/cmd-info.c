@@ -18,33 +18,59 @@ static const uint32_t all_flags[] = {
 };
 static const char *const probe_names[] = { "ready", "needs_setup", "unavailable" };
 
+/* Parse CMD's options (--json, --names); false after printing (the
+   help, or an error: *RET_EXIT).  */
 static bool
-want_json (int argc, char **argv, const char *usage, int *ret_exit)
+parse_listing (const char *cmd, int argc, char **argv, bool *json, bool *names, int *ret_exit)
 {
-  bool json = false;
-  for (int i = 1; i < argc; i++)
-    if (strcmp (argv[i], "--json") == 0)
-      json = cli_json = true;
-    else if (cli_is_help (argv[i]))
+  int c;
+  cli_getopt g = { .cmd = cli_find (cli_commands, cmd) };
+  while ((c = cli_next_option (&g, argc, argv, ret_exit)) >= 0)
+    switch (c)
       {
-        fputs (usage, stdout);
-        *ret_exit = 0;
+      case CLI_OPT_JSON: *json = cli_json = true; break;
+      case CLI_OPT_NAMES: *names = true; break;
+      default: abort ();
       }
-    else
-      *ret_exit = cli_fail ("%s: unexpected argument '%s' (see berth %s --help)", argv[0], argv[i], argv[0]);
-  return json;
+  if (c == -2)
+    return false;
+  if (g.ind < argc)
+    {
+      *ret_exit = cli_fail ("%s: unexpected argument '%s' (see berth %s --help)", argv[0], argv[g.ind], argv[0]);
+      return false;
+    }
+  if (*json && *names)
+    {
+      *ret_exit = cli_fail ("%s: --json and --names do not go together", argv[0]);
+      return false;
+    }
+  return true;
 }
 
 int
 cmd_backends (const cli_opts *o, int argc, char **argv)
 {
-  int exit_code = -1;
-  bool json = want_json (argc, argv, "Usage: berth backends [--json]\n\nList backends, whether each is ready here, and their flags.\n", &exit_code);
-  if (exit_code >= 0)
+  int exit_code = 0;
+  bool json = false, names = false;
+  if (!parse_listing ("backends", argc, argv, &json, &names, &exit_code))
     return exit_code;
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
+  if (names)
+    {
+      /* Cheap, for completion: the names of every backend, loading none.  */
+      const char *list = berth_ctx_provider_names (ctx);
+      for (const char *p = list; p && *p;)
+        {
+          size_t len = strcspn (p, ",");
+          printf ("%.*s\n", (int) len, p);
+          p += len;
+          p += strspn (p, ", ");
+        }
+      berth_ctx_unref (ctx);
+      return 0;
+    }
   berth_ctx_load_providers (ctx); /* a listing: every module and plugin */
   size_t cur = 0;
   berth_provider *p;
@@ -128,20 +154,19 @@ cmd_doctor (const cli_opts *o, int argc, char **argv)
 {
   const char *only = NULL;
   bool json = false;
-  for (int i = 1; i < argc; i++)
-    {
-      if (strcmp (argv[i], "--json") == 0)
-        json = cli_json = true;
-      else if ((strcmp (argv[i], "-b") == 0 || strcmp (argv[i], "--backend") == 0) && i + 1 < argc)
-        only = argv[++i];
-      else if (cli_is_help (argv[i]))
-        {
-          fputs ("Usage: berth doctor [-b BACKEND] [--json]\n\nCheck what each backend needs, with a fix for each failed check.\nExit 0 when every checked backend is ready, 1 otherwise.\n", stdout);
-          return 0;
-        }
-      else
-        return cli_fail ("doctor: unexpected argument '%s' (see berth doctor --help)", argv[i]);
-    }
+  int c, exit_code = 0;
+  cli_getopt g = { .cmd = cli_find (cli_commands, "doctor") };
+  while ((c = cli_next_option (&g, argc, argv, &exit_code)) >= 0)
+    switch (c)
+      {
+      case 'b': only = g.arg; break;
+      case CLI_OPT_JSON: json = cli_json = true; break;
+      default: abort ();
+      }
+  if (c == -2)
+    return exit_code;
+  if (g.ind < argc)
+    return cli_fail ("doctor: unexpected argument '%s' (see berth doctor --help)", argv[g.ind]);
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
@@ -210,13 +235,19 @@ cmd_doctor (const cli_opts *o, int argc, char **argv)
 
 typedef struct ls_state
 {
-  bool json, first;
+  bool json, first, names;
 } ls_state;
 
 static void
 ls_one (void *userdata, const char *name, const char *backend, const char *cwd, int64_t last_used)
 {
   ls_state *s = userdata;
+  if (s->names)
+    {
+      /* names are [A-Za-z0-9._-]: safe as they are */
+      printf ("%s\n", name);
+      return;
+    }
   if (s->json)
     {
       printf ("%s{\"schema_version\":%d,\"name\":", s->first ? "" : ",", CLI_SCHEMA_VERSION);
@@ -246,13 +277,13 @@ ls_one (void *userdata, const char *name, const char *backend, const char *cwd, 
 int
 cmd_ls (const cli_opts *o, int argc, char **argv)
 {
-  int exit_code = -1;
-  bool json = want_json (argc, argv, "Usage: berth ls [--json]\n\nList named environments.\n", &exit_code);
-  if (exit_code >= 0)
+  int exit_code = 0;
+  bool json = false, names = false;
+  if (!parse_listing ("ls", argc, argv, &json, &names, &exit_code))
     return exit_code;
   berth_ctx *ctx = cli_ctx (o);
   berth_error *err = NULL;
-  ls_state s = { json, true };
+  ls_state s = { json, true, names };
   if (ctx == NULL)
     return EXIT_BERTH;
   cli_capture cap;
@@ -261,7 +292,7 @@ cmd_ls (const cli_opts *o, int argc, char **argv)
       berth_ctx_unref (ctx);
       return cli_fail ("ls: out of memory");
     }
-  if (!json)
+  if (!json && !names)
     printf ("%-20s %-12s %-17s %s\n", "NAME", "BACKEND", "LAST USED", "CWD");
   int r = berth_env_list (ctx, ls_one, &s, &err);
   char *buf = cli_capture_end (&cap);
@@ -284,18 +315,18 @@ cmd_ls (const cli_opts *o, int argc, char **argv)
 int
 cmd_rm (const cli_opts *o, int argc, char **argv)
 {
-  int exit_code = 0;
-  if (argc < 2)
+  int c, exit_code = 0;
+  cli_getopt g = { .cmd = cli_find (cli_commands, "rm") };
+  while ((c = cli_next_option (&g, argc, argv, &exit_code)) >= 0)
+    abort (); /* rm has no options but --help */
+  if (c == -2)
+    return exit_code;
+  if (g.ind >= argc)
     return cli_fail ("rm: name the environments to remove (see berth ls)");
-  if (cli_is_help (argv[1]))
-    {
-      fputs ("Usage: berth rm NAME...\n\nClean up named environments for good (container, jail, connection, state).\n", stdout);
-      return 0;
-    }
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
-  for (int i = 1; i < argc; i++)
+  for (int i = g.ind; i < argc; i++)
     {
       berth_error *err = NULL;
       if (berth_env_remove (ctx, argv[i], &err) < 0)
@@ -381,39 +412,24 @@ gc_envs (berth_ctx *ctx, bool dry_run, bool json, char **ret_text, berth_error *
   return n;
 }
 
-static const char gc_usage[] =
-  "Usage: berth gc [--dry-run] [--json]\n"
-  "\n"
-  "Remove berth leftovers: throw-away environments whose berth was killed\n"
-  "(through their backend: container, jail, connection), the commands a\n"
-  "killed berth left running in named environments, state left by failed\n"
-  "creations; the backends' (exited containers, orphaned\n"
-  "instances) older than terminal.lifetime_seconds, and the spill files of\n"
-  "truncated outputs ($XDG_CACHE_HOME/berth/output) older than that, then the\n"
-  "oldest while they hold more than 256 MiB.\n"
-  "\n"
-  "      --dry-run   list the environments and spill files that would go,\n"
-  "                  remove nothing (the backends' leftovers are not looked at)\n"
-  "      --json      one object: {schema_version, removed, environments,\n"
-  "                  spill_files}\n";
-
 int
 cmd_gc (const cli_opts *o, int argc, char **argv)
 {
   berth_error *err = NULL;
   gc_state g = { .first = true };
-  for (int i = 1; i < argc; i++)
-    if (cli_is_help (argv[i]))
+  int c, exit_code = 0;
+  cli_getopt opt = { .cmd = cli_find (cli_commands, "gc") };
+  while ((c = cli_next_option (&opt, argc, argv, &exit_code)) >= 0)
+    switch (c)
       {
-        fputs (gc_usage, stdout);
-        return 0;
+      case CLI_OPT_JSON: g.json = cli_json = true; break;
+      case 'n': g.dry_run = true; break;
+      default: abort ();
       }
-    else if (strcmp (argv[i], "--json") == 0)
-      g.json = cli_json = true;
-    else if (strcmp (argv[i], "--dry-run") == 0 || strcmp (argv[i], "-n") == 0)
-      g.dry_run = true;
-    else
-      return cli_fail ("gc: unexpected argument '%s' (see berth gc --help)", argv[i]);
+  if (c == -2)
+    return exit_code;
+  if (opt.ind < argc)
+    return cli_fail ("gc: unexpected argument '%s' (see berth gc --help)", argv[opt.ind]);
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;

@@ -11,16 +11,11 @@
 
 #include "cli.h"
 
-static const char usage[] =
-  "Usage: berth plugins list [--json]\n"
-  "       berth plugins enable NAME\n"
-  "       berth plugins disable NAME\n"
-  "\n"
-  "Plugins are backends installed in $XDG_DATA_HOME/berth/plugins/NAME/\n"
-  "(plugin.yaml and its library); they load only when enabled, and then\n"
-  "only for the commands that use them.  Modules shipped with berth are always\n"
-  "enabled and listed too.  `list` loads them all; `enable` and `disable` load\n"
-  "none.  See berth-provider(7).\n";
+static void
+usage (FILE *f)
+{
+  cli_print_help (f, NULL, cli_find (cli_commands, "plugins"));
+}
 
 static int
 cmd_list (berth_ctx *ctx, bool json)
@@ -117,37 +112,35 @@ berth_cmd_plugins (berth_ctx *ctx, int argc, char **argv)
     }
   if (argc == 0)
     {
-      fputs (usage, stderr);
+      usage (stderr);
       return EXIT_BERTH;
     }
   const char *sub = argv[0];
   if (strcmp (sub, "--help") == 0 || strcmp (sub, "-h") == 0 || strcmp (sub, "help") == 0)
     {
-      fputs (usage, stdout);
+      usage (stdout);
       return 0;
     }
   if (strcmp (sub, "list") == 0 || strcmp (sub, "ls") == 0)
     {
       bool json = false;
-      for (int i = 1; i < argc; i++)
-        {
-          if (strcmp (argv[i], "--json") == 0)
-            json = cli_json = true;
-          else if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
-            {
-              fputs (usage, stdout);
-              return 0;
-            }
-          else
-            return cli_fail ("plugins list: unknown argument '%s' (try: berth plugins --help)", argv[i]);
-        }
+      const cli_command *plugins = cli_find (cli_commands, "plugins");
+      int c, exit_code = 0;
+      cli_getopt g = { .cmd = cli_find (plugins->subcommands, "list"), .parent = plugins };
+      while ((c = cli_next_option (&g, argc, argv, &exit_code)) >= 0)
+        if (c == CLI_OPT_JSON)
+          json = cli_json = true;
+      if (c == -2)
+        return exit_code;
+      if (g.ind < argc)
+        return cli_fail ("plugins list: unknown argument '%s' (try: berth plugins --help)", argv[g.ind]);
       return cmd_list (ctx, json);
     }
   if (strcmp (sub, "enable") == 0 || strcmp (sub, "disable") == 0)
     {
       if (argc == 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
         {
-          fputs (usage, stdout);
+          usage (stdout);
           return 0;
         }
       if (argc != 2)

@@ -14,87 +14,65 @@
 
 #include "cli.h"
 
-static const char process_usage[] =
-  "Usage: berth start -e NAME [-C DIR] [--stdin] [--json] [--] COMMAND...\n"
-  "       berth ps -e NAME [--json]\n"
-  "       berth logs -e NAME [--follow] ID\n"
-  "       berth attach -e NAME ID\n"
-  "       berth stop -e NAME ID\n"
-  "\n"
-  "Background processes of the named environment NAME (which must exist):\n"
-  "start prints the new process's id; it runs in the environment with its cwd\n"
-  "and exported state, in a session of its own, until it ends or is stopped,\n"
-  "whatever happens to this berth.  ps lists them (running, exited N,\n"
-  "stopped, lost); logs prints the output so far (the last 1 MiB) and with\n"
-  "--follow the rest as it comes; attach also copies this terminal's input\n"
-  "to a process started with --stdin (Ctrl-C detaches, it keeps running);\n"
-  "stop kills its whole tree where it runs.\n";
-
 typedef struct proc_opts
 {
   const char *name, *cwd, *id;
   bool json, follow, has_stdin;
-  int first; /* index of the command (start) */
+  int first; /* index of the first operand */
 } proc_opts;
 
-/* -e NAME, -C DIR, --json, --follow, --stdin, then ID or -- COMMAND.  */
+/* The options of command ARGV[0] (the table in commands.c), then the
+   operands: the command (WANT_COMMAND), one process id (WANT_ID), or
+   none.  */
 static int
-parse (int argc, char **argv, bool want_command, proc_opts *po, int *ret_exit)
+parse (int argc, char **argv, bool want_command, bool want_id, proc_opts *po, int *ret_exit)
 {
-  int i;
-  for (i = 1; i < argc; i++)
-    {
-      const char *a = argv[i];
-      if (cli_is_help (a))
-        {
-          fputs (process_usage, stdout);
-          *ret_exit = 0;
-          return -1;
-        }
-      if (strcmp (a, "--") == 0)
-        {
-          i++;
-          break;
-        }
-      if ((strcmp (a, "-e") == 0 || strcmp (a, "-C") == 0) && i + 1 < argc)
-        {
-          *(a[1] == 'e' ? &po->name : &po->cwd) = argv[++i];
-          continue;
-        }
-      if (strcmp (a, "--json") == 0)
-        po->json = cli_json = true;
-      else if (strcmp (a, "--follow") == 0 || strcmp (a, "-f") == 0)
-        po->follow = true;
-      else if (strcmp (a, "--stdin") == 0)
-        po->has_stdin = true;
-      else if (a[0] == '-')
-        {
-          *ret_exit = cli_fail ("%s: unknown option %s (berth %s --help)", argv[0], a, argv[0]);
-          return -1;
-        }
-      else
+  cli_getopt g = { .cmd = cli_find (cli_commands, argv[0]) };
+  int c;
+  while ((c = cli_next_option (&g, argc, argv, ret_exit)) >= 0)
+    switch (c)
+      {
+      case 'e':
+        po->name = g.arg;
         break;
-    }
+      case 'C':
+        po->cwd = g.arg;
+        break;
+      case 'f':
+        po->follow = true;
+        break;
+      case CLI_OPT_STDIN:
+        po->has_stdin = true;
+        break;
+      case CLI_OPT_JSON:
+        po->json = cli_json = true;
+        break;
+      }
+  if (c == -2)
+    return -1;
+  po->first = g.ind;
   if (po->name == NULL)
     {
       *ret_exit = cli_fail ("%s needs a named environment: -e NAME (its processes outlive this berth)", argv[0]);
       return -1;
     }
-  po->first = i;
-  if (want_command && i >= argc)
+  if (want_command && po->first >= argc)
     {
       *ret_exit = cli_fail ("start: no command given (berth start -e NAME -- COMMAND)");
       return -1;
     }
-  if (!want_command && strcmp (argv[0], "ps") != 0)
+  if (want_id && po->first + 1 != argc)
     {
-      if (i + 1 != argc)
-        {
-          *ret_exit = cli_fail ("%s: name one process id (see berth ps -e %s)", argv[0], po->name);
-          return -1;
-        }
-      po->id = argv[i];
+      *ret_exit = cli_fail ("%s: name one process id (see berth ps -e %s)", argv[0], po->name);
+      return -1;
     }
+  if (!want_command && !want_id && po->first < argc)
+    {
+      *ret_exit = cli_fail ("%s: unexpected argument %s", argv[0], argv[po->first]);
+      return -1;
+    }
+  if (want_id)
+    po->id = argv[po->first];
   return 0;
 }
 
@@ -141,7 +119,7 @@ cmd_start (const cli_opts *o, int argc, char **argv)
   proc_call c;
   int exit_code = EXIT_BERTH;
   berth_error *err = NULL;
-  if (parse (argc, argv, true, &po, &exit_code) < 0)
+  if (parse (argc, argv, true, false, &po, &exit_code) < 0)
     return exit_code;
   _cleanup_free_ char *command = argc - po.first == 1 ? strdup (argv[po.first]) : berth_shell_join ((const char *const *) argv + po.first);
   if ((exit_code = open_call (o, &po, &c)) != 0)
@@ -212,10 +190,8 @@ cmd_ps (const cli_opts *o, int argc, char **argv)
   proc_call c;
   int exit_code = EXIT_BERTH;
   berth_error *err = NULL;
-  if (parse (argc, argv, false, &po, &exit_code) < 0)
+  if (parse (argc, argv, false, false, &po, &exit_code) < 0)
     return exit_code;
-  if (po.first < argc)
-    return cli_fail ("ps: unexpected argument %s", argv[po.first]);
   if ((exit_code = open_call (o, &po, &c)) != 0)
     return close_call (&c, exit_code);
   ps_state s = { .json = po.json, .first = true };
@@ -297,7 +273,7 @@ follow_command (const cli_opts *o, int argc, char **argv, bool attach)
   proc_opts po = { 0 };
   proc_call c;
   int exit_code = EXIT_BERTH;
-  if (parse (argc, argv, false, &po, &exit_code) < 0)
+  if (parse (argc, argv, false, true, &po, &exit_code) < 0)
     return exit_code;
   if ((exit_code = open_call (o, &po, &c)) != 0)
     return close_call (&c, exit_code);
@@ -338,7 +314,7 @@ cmd_stop (const cli_opts *o, int argc, char **argv)
   proc_call c;
   int exit_code = EXIT_BERTH;
   berth_error *err = NULL;
-  if (parse (argc, argv, false, &po, &exit_code) < 0)
+  if (parse (argc, argv, false, true, &po, &exit_code) < 0)
     return exit_code;
   if ((exit_code = open_call (o, &po, &c)) != 0)
     return close_call (&c, exit_code);

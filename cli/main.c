@@ -10,31 +10,27 @@
 
 #include "cli.h"
 
-static const char usage[] =
-  "Usage: berth [--config FILE] COMMAND [ARGS]\n"
-  "\n"
-  "Run commands in a terminal environment backend (see berth(1)).\n"
-  "\n"
-  "Commands:\n"
-  "  exec [-b BACKEND] [-e NAME] [-C DIR] [-t SECONDS|0] [--image IMG] [--stdin FILE|-] [--max-bytes N] [--json] [--] COMMAND...\n"
-  "  exec-prefix -e NAME [-b BACKEND] [--user U] [--no-interactive] [--json]\n"
-  "  exec-stream [-b BACKEND] [-e NAME] -- WORDS...\n"
-  "  backends [--json]            list backends and their flags\n"
-  "  doctor [-b BACKEND] [--json] check what each backend needs\n"
-  "  ls [--json] | rm NAME...      named environments\n"
-  "  cp SRC NAME:DEST | NAME:SRC DEST  copy a file into or out of an environment\n"
-  "  start -e NAME [--stdin] [--json] -- COMMAND...   a background process (prints its id)\n"
-  "  ps -e NAME [--json] | logs -e NAME [--follow] ID | attach -e NAME ID | stop -e NAME ID\n"
-  "  gc [--dry-run] [--json]       remove leftovers and old spill files\n"
-  "  config get KEY | set KEY VALUE | unset KEY | list [--show-origin] [--json] | path\n"
-  "  plugins list [--json] | enable NAME | disable NAME\n"
-  "  bench [-b BACKEND] [-n N] [--json] [COMMAND]\n"
-  "  version [--json]\n"
-  "\n"
-  "Exit status: the command's own (124 timed out, 130 interrupted, 141 stdout\n"
-  "closed by its reader), or 125 for berth's own errors, with a one-line\n"
-  "reason on stderr (with --json also {\"schema_version\":1,\"error\":{\"code\",\n"
-  "\"message\"}} on stdout).\n";
+void
+cli_print_usage (FILE *f)
+{
+  fputs ("Usage: berth [--config FILE] COMMAND [ARGS]\n"
+         "       berth help [COMMAND] | -h | --help | -V | --version\n"
+         "\n"
+         "Run commands in a terminal environment backend (see berth(1)).\n"
+         "\n"
+         "Commands:\n",
+         f);
+  for (const cli_command *c = cli_commands; c->name; c++)
+    fprintf (f, "  %-12s %s\n", c->name, c->summary);
+  fputs ("\n"
+         "`berth help COMMAND` (or berth COMMAND --help) shows a command's options.\n"
+         "\n"
+         "Exit status: the command's own (124 timed out, 130 interrupted, 141 stdout\n"
+         "closed by its reader), or 125 for berth's own errors, with a one-line\n"
+         "reason on stderr (with --json also {\"schema_version\":1,\"error\":{\"code\",\n"
+         "\"message\"}} on stdout).\n",
+         f);
+}
 
 bool cli_json;
 
@@ -184,20 +180,19 @@ json_string (FILE *f, const char *s)
   json_string_len (f, s, s ? strlen (s) : 0);
 }
 
-static int
+int
 cmd_version (const cli_opts *o, int argc, char **argv)
 {
   bool json = false;
-  for (int i = 1; i < argc; i++)
-    if (strcmp (argv[i], "--json") == 0)
+  int c, exit_code = 0;
+  cli_getopt g = { .cmd = cli_find (cli_commands, "version") };
+  while ((c = cli_next_option (&g, argc, argv, &exit_code)) >= 0)
+    if (c == CLI_OPT_JSON)
       json = true;
-    else if (cli_is_help (argv[i]))
-      {
-        fputs ("Usage: berth version [--json]\n", stdout);
-        return 0;
-      }
-    else
-      return cli_fail ("version: unexpected argument '%s'", argv[i]);
+  if (c == -2)
+    return exit_code;
+  if (g.ind < argc)
+    return cli_fail ("version: unexpected argument '%s'", argv[g.ind]);
   if (json)
     {
       printf ("{\"schema_version\":%d,\"version\":", CLI_SCHEMA_VERSION);
@@ -209,7 +204,7 @@ cmd_version (const cli_opts *o, int argc, char **argv)
   return 0;
 }
 
-static int
+int
 cmd_plugins (const cli_opts *o, int argc, char **argv)
 {
   /* plugins list --json: a configuration that does not load is a JSON
@@ -240,59 +235,33 @@ flush_stdout (int r)
   return cli_fail ("cannot write to standard output: %s", strerror (errno));
 }
 
-static const struct
-{
-  const char *name;
-  int (*fn) (const cli_opts *o, int argc, char **argv);
-} commands[] = {
-  { "exec", cmd_exec },
-  { "exec-prefix", cmd_exec_prefix },
-  { "exec-stream", cmd_exec_stream },
-  { "backends", cmd_backends },
-  { "doctor", cmd_doctor },
-  { "ls", cmd_ls },
-  { "rm", cmd_rm },
-  { "cp", cmd_cp },
-  { "start", cmd_start },
-  { "ps", cmd_ps },
-  { "logs", cmd_logs },
-  { "attach", cmd_attach },
-  { "stop", cmd_stop },
-  { "gc", cmd_gc },
-  { "config", cmd_config },
-  { "plugins", cmd_plugins },
-  { "bench", cmd_bench },
-  { "version", cmd_version },
-};
-
 int
 main (int argc, char **argv)
 {
   cli_opts o = { 0 };
-  int i = 1;
-  for (; i < argc && argv[i][0] == '-'; i++)
-    {
-      if (cli_is_help (argv[i]))
-        {
-          fputs (usage, stdout);
-          return 0;
-        }
-      else if (strcmp (argv[i], "--version") == 0)
-        return cmd_version (&o, 0, NULL);
-      else if (strcmp (argv[i], "--config") == 0 && i + 1 < argc)
-        o.config = argv[++i];
-      else if (strncmp (argv[i], "--config=", 9) == 0)
-        o.config = argv[i] + 9;
-      else
-        return cli_fail ("unknown option '%s' (see berth --help)", argv[i]);
-    }
+  int c, exit_code = 0;
+  static const cli_command global = { "berth", NULL, "", NULL, NULL, cli_global_options };
+  cli_getopt g = { .cmd = &global, .own_help = true };
+  while ((c = cli_next_option (&g, argc, argv, &exit_code)) >= 0)
+    switch (c)
+      {
+      case CLI_OPT_CONFIG: o.config = g.arg; break;
+      case 'V': return flush_stdout (cmd_version (&o, 1, (char *[]){ "version", NULL }));
+      case 'h':
+        cli_print_usage (stdout);
+        return flush_stdout (0);
+      default: abort ();
+      }
+  if (c == -2)
+    return exit_code;
+  int i = g.ind;
   if (i >= argc)
     {
-      fputs (usage, stderr);
+      cli_print_usage (stderr);
       return EXIT_BERTH;
     }
-  for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
-    if (strcmp (argv[i], commands[c].name) == 0)
-      return flush_stdout (commands[c].fn (&o, argc - i, argv + i));
-  return cli_fail ("unknown command '%s' (see berth --help)", argv[i]);
+  const cli_command *cmd = cli_find (cli_commands, argv[i]);
+  if (cmd == NULL)
+    return cli_fail ("unknown command '%s' (see berth --help)", argv[i]);
+  return flush_stdout (cmd->run (&o, argc - i, argv + i));
 }
