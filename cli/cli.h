@@ -14,6 +14,7 @@
 typedef struct cli_opts
 {
   const char *config; /* --config FILE */
+  const char *tenant, *agent; /* --tenant T --agent A: the scope */
 } cli_opts;
 
 /* Log messages above this level are not shown (BERTH_LOG_*).  */
@@ -108,6 +109,9 @@ enum
   CLI_OPT_CONFIG,
   CLI_OPT_VERSION,
   CLI_OPT_FOLLOW,
+  CLI_OPT_TENANT,
+  CLI_OPT_AGENT,
+  CLI_OPT_IDLE,
 };
 
 typedef struct cli_option
@@ -174,6 +178,7 @@ int cmd_gc (const cli_opts *o, int argc, char **argv);
 int cmd_config (const cli_opts *o, int argc, char **argv);
 int cmd_bench (const cli_opts *o, int argc, char **argv);
 int cmd_cp (const cli_opts *o, int argc, char **argv);
+int cmd_reap (const cli_opts *o, int argc, char **argv);
 int cmd_start (const cli_opts *o, int argc, char **argv);
 int cmd_ps (const cli_opts *o, int argc, char **argv);
 int cmd_logs (const cli_opts *o, int argc, char **argv);

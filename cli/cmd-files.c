@@ -126,7 +126,9 @@ cli_open_named (berth_ctx *ctx, const char *name, int *ret_exit)
   berth_env_spec spec = BERTH_ENV_SPEC_INIT;
   berth_env *env = NULL;
   berth_error *err = NULL;
-  if (!cli_env_exists (ctx, name))
+  /* Under a hosted scope the name is the agent's sandbox, whatever it says:
+     opening finds or makes it.  */
+  if (!berth_ctx_is_hosted (ctx) && !cli_env_exists (ctx, name))
     {
       *ret_exit = cli_fail ("no environment named '%s' (see berth ls; create it with berth exec -e %s -- true)", name, name);
       return NULL;

@@ -8,6 +8,7 @@
 
 #include <berth/plugins.h>
 #include <berth/provider.h>
+#include <berth/provider-util.h>
 #include "cli.h"
 
 static const uint32_t all_flags[] = {
@@ -239,9 +240,11 @@ typedef struct ls_state
 } ls_state;
 
 static void
-ls_one (void *userdata, const char *name, const char *backend, const char *cwd, int64_t last_used)
+ls_one (void *userdata, const berth_env_info *info)
 {
   ls_state *s = userdata;
+  const char *name = info->name, *backend = info->backend, *cwd = info->cwd;
+  int64_t last_used = info->last_used;
   if (s->names)
     {
       /* names are [A-Za-z0-9._-]: safe as they are */
@@ -256,7 +259,11 @@ ls_one (void *userdata, const char *name, const char *backend, const char *cwd, 
       json_string (stdout, backend);
       printf (",\"cwd\":");
       json_string (stdout, cwd);
-      printf (",\"last_used\":%lld}", (long long) last_used);
+      printf (",\"last_used\":%lld,\"tenant\":", (long long) last_used);
+      json_string (stdout, info->tenant);
+      printf (",\"agent\":");
+      json_string (stdout, info->agent);
+      printf (",\"suspended\":%s}", info->suspended ? "true" : "false");
     }
   else
     {
@@ -294,7 +301,7 @@ cmd_ls (const cli_opts *o, int argc, char **argv)
     }
   if (!json && !names)
     printf ("%-20s %-12s %-17s %s\n", "NAME", "BACKEND", "LAST USED", "CWD");
-  int r = berth_env_list (ctx, ls_one, &s, &err);
+  int r = berth_env_list_info (ctx, ls_one, &s, &err);
   char *buf = cli_capture_end (&cap);
   if (r < 0)
     exit_code = cli_fail_err (err);
@@ -478,5 +485,84 @@ cmd_gc (const cli_opts *o, int argc, char **argv)
   free (envs_text);
   cli_json = false;
   free (buf);
+  return 0;
+}
+
+typedef struct reap_state
+{
+  bool json, first;
+} reap_state;
+
+static void
+reap_one (void *userdata, const char *name, const char *action, const char *why)
+{
+  reap_state *s = userdata;
+  if (s->json)
+    {
+      printf ("%s{\"name\":", s->first ? "" : ",");
+      json_string (stdout, name);
+      printf (",\"action\":\"%s\",\"why\":", action);
+      json_string (stdout, why);
+      fputc ('}', stdout);
+    }
+  else
+    {
+      char *safe = cli_term_escape (why ? why : "");
+      printf ("%s: %s%s%s\n", name, strcmp (action, "busy") == 0 ? "kept (a background process runs)" : action, why ? ": " : "", safe ? safe : "");
+      free (safe);
+    }
+  s->first = false;
+}
+
+int
+cmd_reap (const cli_opts *o, int argc, char **argv)
+{
+  int c, exit_code = 0;
+  double idle = -1;
+  reap_state s = { .first = true };
+  cli_getopt g = { .cmd = cli_find (cli_commands, "reap") };
+  while ((c = cli_next_option (&g, argc, argv, &exit_code)) >= 0)
+    switch (c)
+      {
+      case CLI_OPT_IDLE:
+        {
+          char *end = NULL;
+          idle = strtod (g.arg, &end);
+          if (end == g.arg || *end || !(idle >= 0 && idle <= 1e9))
+            return cli_fail ("reap: --idle takes a number of seconds from 0 to 1000000000 (got %s)", g.arg);
+          break;
+        }
+      case CLI_OPT_JSON:
+        s.json = cli_json = true;
+        break;
+      }
+  if (c == -2)
+    return exit_code;
+  if (idle < 0)
+    return cli_fail ("reap: say how long an environment must be unused: --idle SECONDS");
+  if (g.ind < argc)
+    return cli_fail ("reap: unexpected argument %s", argv[g.ind]);
+  berth_ctx *ctx = cli_ctx (o);
+  berth_error *err = NULL;
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  cli_capture cap;
+  if (!cli_capture_begin (&cap))
+    {
+      berth_ctx_unref (ctx);
+      return cli_fail ("reap: out of memory");
+    }
+  int r = berth_reap_idle (ctx, idle, reap_one, &s, &err);
+  _cleanup_free_ char *text = cli_capture_end (&cap);
+  berth_ctx_unref (ctx);
+  if (r < 0)
+    return cli_fail_err (err);
+  if (s.json)
+    {
+      printf ("[%s]\n", text);
+      cli_json = false;
+    }
+  else
+    fputs (text, stdout);
   return 0;
 }

@@ -36,6 +36,10 @@
 
 const cli_option cli_global_options[] = {
   { CLI_OPT_CONFIG, "config", CLI_VALUE_FILE, "FILE", "merge FILE after the other configuration layers" },
+  { CLI_OPT_TENANT, "tenant", CLI_VALUE_WORD, "T", "act for tenant T (with --agent): a tenant other than local\n"
+                                                   "is hosted -- the agent's own sandbox, on a backend that\n"
+                                                   "serves hosted scopes (docker)" },
+  { CLI_OPT_AGENT, "agent", CLI_VALUE_WORD, "A", "act for agent A of the tenant (with --tenant)" },
   { 'V', "version", CLI_VALUE_NONE, NULL, "print berth's version (as berth version)" },
   { 0 },
 };
@@ -90,6 +94,12 @@ static const cli_option logs_options[] = {
 
 static const cli_option process_env_options[] = {
   OPT_ENV ("the named environment (it must exist)"),
+  { 0 },
+};
+
+static const cli_option reap_options[] = {
+  { CLI_OPT_IDLE, "idle", CLI_VALUE_WORD, "S", "suspend environments unused for more than S seconds" },
+  OPT_JSON ("print [{name, action, why}]"),
   { 0 },
 };
 
@@ -237,6 +247,13 @@ const cli_command cli_commands[] = {
     "Kill the whole tree of process ID where it runs (children that left its\n"
     "session too).",
     process_env_options, CLI_VALUE_WORD },
+  { "reap", cmd_reap, "--idle SECONDS [--json]", "suspend idle environments (keeping their workspace)",
+    "Suspend every named environment unused for more than SECONDS, each under\n"
+    "the scope that created it: docker stops its container, ssh drops its\n"
+    "connection (a backend with nothing to suspend is left as it is).  One with\n"
+    "a background process still running is never suspended.  The next command\n"
+    "resumes it, its workspace intact.  Nothing is destroyed (that is gc's).",
+    reap_options },
   { "gc", cmd_gc, "[--dry-run] [--json]", "remove leftovers and old spill files",
     "Remove berth leftovers: throw-away environments whose berth was killed\n"
     "(through their backend: container, jail, connection), the commands a\n"

@@ -120,6 +120,11 @@ new_ctx (const cli_opts *o, bool lenient)
       return NULL;
     }
   berth_ctx_set_log (ctx, log_to_stderr, NULL);
+  if ((o->tenant || o->agent) && berth_ctx_set_scope (ctx, o->tenant, o->agent, &err) < 0)
+    {
+      cli_fail_err (err);
+      return berth_ctx_unref (ctx);
+    }
   if (berth_ctx_load_config (ctx, o->config, &err) < 0)
     {
       if (lenient)
@@ -246,6 +251,8 @@ main (int argc, char **argv)
     switch (c)
       {
       case CLI_OPT_CONFIG: o.config = g.arg; break;
+      case CLI_OPT_TENANT: o.tenant = g.arg; break;
+      case CLI_OPT_AGENT: o.agent = g.arg; break;
       case 'V': return flush_stdout (cmd_version (&o, 1, (char *[]){ "version", NULL }));
       case 'h':
         cli_print_usage (stdout);

@@ -347,7 +347,8 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
     .user = s->user,
     .init = !snap,
     .no_new_privileges = !snap,
-    .network_none = !berth_config_bool (cfg, "terminal.docker_network", true),
+    /* a hosted agent's sandbox is off the network unless configured */
+    .network_none = !berth_config_bool (cfg, "terminal.docker_network", !berth_env_is_hosted (env)),
     .pids_limit = berth_config_int (cfg, "terminal.docker_pids_limit", PIDS_DEFAULT),
     .memory = mem_mb > 0 ? (mem_mb < 6 ? 6 : mem_mb) * 1024 * 1024 : 0,
     .nano_cpus = cpu > 0 ? (int64_t)(cpu * 1e9) : 0,

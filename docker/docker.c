@@ -48,6 +48,11 @@ docker_env_data_get (berth_env *env)
 static int
 docker_ensure (berth_env *env, berth_error **reterr)
 {
+  /* An agent's sandbox reaches nothing of the host.  */
+  if (berth_env_is_hosted (env) && docker_mounts_host_paths (berth_env_config (env)))
+    return berth_error_set (reterr, BERTH_E_HOSTED,
+                            "docker: a hosted scope's sandbox cannot mount host paths: unset terminal.docker_volumes and "
+                            "terminal.docker_mount_cwd_to_workspace");
   return docker_container_ensure (env, docker_env_data_get (env), reterr);
 }
 
@@ -236,7 +241,7 @@ const berth_provider_ops berth_docker_provider = {
   .description = "a long-lived container per environment, driven through the Docker Engine API",
   .env_description = "Commands run inside a Docker container (cwd /root by default); host files are not visible unless mounted.",
   .flags = BERTH_FLAG_IS_REMOTE | BERTH_FLAG_IS_CONTAINER | BERTH_FLAG_SKIP_CONTAINER_GUARDS | BERTH_FLAG_SUPPORTS_STREAMS
-           | BERTH_FLAG_SESSION_ISOLATED_WHEN_NONPERSISTENT | BERTH_FLAG_CLEANUP_STOPS_PROCESSES,
+           | BERTH_FLAG_SESSION_ISOLATED_WHEN_NONPERSISTENT | BERTH_FLAG_CLEANUP_STOPS_PROCESSES | BERTH_FLAG_SERVES_HOSTED_SCOPES,
   .default_cwd = "/root",
   .cache_path_base = "/root/.berth",
   .flag = docker_flag,

@@ -48,6 +48,7 @@ struct berth_ctx
   berth_plugin_info *plugins;
   size_t n_plugins;
   char *names; /* cached berth_ctx_provider_names */
+  char *scope_tenant, *scope_agent; /* berth_ctx_set_scope, or NULL */
   char **config_deferred; /* (where, key) pairs of unknown keys named after
                              a backend: checked when it is used */
   char *state_dir;   /* $XDG_STATE_HOME/berth */
@@ -131,6 +132,7 @@ struct berth_env
   char *runtime_dir; /* sockets (0700) */
   char *spill_dir;
   char *temp_dir; /* berth_env_temp_dir, asked once (files.c) */
+  char *tenant, *agent; /* the scope that created it (scope.c), or NULL */
   char **host_environ;
   char **passthrough;
   void *data; /* the provider's block of env_data_size bytes */

@@ -75,6 +75,8 @@ berth_ctx_unref (berth_ctx *ctx)
   free (ctx->providers);
   free (ctx->names);
   berth_strv_free (ctx->config_deferred);
+  free (ctx->scope_tenant);
+  free (ctx->scope_agent);
   free (ctx->state_dir);
   free (ctx->runtime_dir);
   berth_config_free (ctx->config);

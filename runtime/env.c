@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "provider-call.h"
+#include "scope.h"
 #include "state.h"
 
 extern char **environ;
@@ -72,6 +73,8 @@ berth_env_free (berth_env *env)
   free (env->runtime_dir);
   free (env->spill_dir);
   free (env->temp_dir);
+  free (env->tenant);
+  free (env->agent);
   berth_strv_free (env->host_environ);
   berth_strv_free (env->passthrough);
   free (env);
@@ -97,6 +100,14 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
   env->ctx = ctx;
   env->n_ref = 1;
   env->lock_fd = -1;
+  /* Under a hosted scope the sandbox is the agent's, whatever name was
+     asked for: one per (tenant, agent), or one per session where
+     non-persistent containers are configured.  berth rm names it.  */
+  _cleanup_free_ char *sandbox = berth_ctx_is_hosted (ctx) ? berth_scope_sandbox_name (ctx->scope_tenant, ctx->scope_agent) : NULL;
+  if (sandbox && !(for_remove && name))
+    name = berth_config_bool (ctx->config, "terminal.container_persistent", true) || for_remove ? sandbox : NULL;
+  env->tenant = xstrdup (ctx->scope_tenant);
+  env->agent = xstrdup (ctx->scope_agent);
   if (name && !berth_env_name_is_valid (name))
     {
       free (env);
@@ -121,6 +132,16 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
           berth_env_load_state (env, &saved_backend);
           env->image = berth_meta_get (meta, "image");
           env->task_id = berth_meta_get (meta, "task");
+          /* the scope that created it, not the one asking */
+          free (env->tenant);
+          free (env->agent);
+          env->tenant = berth_meta_get (meta, "tenant");
+          env->agent = berth_meta_get (meta, "agent");
+          if ((r = berth_scope_check (env, reterr)) < 0)
+            {
+              berth_env_free (env);
+              return r;
+            }
         }
       else if (for_remove)
         {
@@ -151,8 +172,11 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
       return -BERTH_E_NO_PROVIDER;
     }
   /* Its keys are checked once it is used (`berth rm` works whatever the
-     configuration says).  */
+     configuration says); a hosted scope admits it or not before anything
+     is made.  */
   int rc = for_remove ? 0 : berth_provider_check_config (env->provider, reterr);
+  if (rc >= 0 && !for_remove)
+    rc = berth_scope_admit (env, reterr);
   if (rc < 0)
     {
       berth_env_free (env);
@@ -326,7 +350,15 @@ berth_env_stop_idle (berth_env *env, berth_error **reterr)
   berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "suspend idle environment %s", env->name ? env->name : env->id);
   int r = berth_provider_call_stop (env, reterr);
   if (r >= 0)
-    env->suspended = true;
+    {
+      env->suspended = true;
+      /* `berth ls`, the reaper and the next berth see it suspended */
+      if (env->name && berth_env_lock (env, NULL) >= 0)
+        {
+          berth_env_save (env, NULL);
+          berth_env_unlock (env);
+        }
+    }
   return r;
 }
 

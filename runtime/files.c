@@ -21,6 +21,7 @@
 
 #include "berth-private.h"
 #include "job.h"
+#include "scope.h"
 
 /* One call may take this long through a transport (a 10 MB file over a
    slow link), unless the caller's deadline is nearer.  */
@@ -29,11 +30,24 @@
 #define FILES_MAX_LIMIT (1u << 30)
 #define ERR_MAX 4096
 
+/* The host fast path: never under a hosted scope (nothing of an agent's
+   file operations may touch the host).  */
 static bool
 on_host (const berth_env *env)
 {
-  return berth_provider_flag (env->provider, BERTH_FLAG_USES_HOST_FILESYSTEM);
+  return !berth_env_is_hosted (env) && berth_provider_flag (env->provider, BERTH_FLAG_USES_HOST_FILESYSTEM);
 }
+
+/* The guard of every file operation; the transport path checks again at
+   the dispatch layer.  */
+#define FILES_GUARD(env)                                \
+  do                                                    \
+    {                                                   \
+      int guard_r_ = berth_scope_check ((env), reterr); \
+      if (guard_r_ < 0)                                 \
+        return guard_r_;                                \
+    }                                                   \
+  while (0)
 
 /* PATH made absolute against the environment's cwd (host side).  */
 static char *
@@ -147,6 +161,7 @@ env_read (berth_env *env, const char *path, size_t max, bool regular_only, void 
   BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   *ret = NULL;
   *ret_len = 0;
+  FILES_GUARD (env);
   if (path == NULL || *path == '\0')
     return berth_error_set (reterr, EINVAL, "no path given");
   if (max == 0)
@@ -239,6 +254,7 @@ host_write (berth_env *env, const char *path, const void *data, size_t len, mode
 BERTH_EXPORT int
 berth_env_write_file (berth_env *env, const char *path, const void *data, size_t len, mode_t mode, berth_error **reterr)
 {
+  FILES_GUARD (env);
   BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   if (path == NULL || *path == '\0')
     return berth_error_set (reterr, EINVAL, "no path given");
@@ -287,6 +303,7 @@ berth_env_realpath (berth_env *env, const char *path, char **ret, berth_error **
 {
   BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   *ret = NULL;
+  FILES_GUARD (env);
   if (path == NULL || *path == '\0')
     return berth_error_set (reterr, EINVAL, "no path given");
   if (on_host (env))
@@ -317,6 +334,7 @@ berth_env_temp_dir (berth_env *env, char **ret, berth_error **reterr)
 {
   BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   *ret = NULL;
+  FILES_GUARD (env);
   if (env->temp_dir == NULL)
     {
       if (on_host (env))

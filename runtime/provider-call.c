@@ -11,9 +11,10 @@
 #include <string.h>
 
 #include "provider-call.h"
+#include "scope.h"
 
-/* The hosted-scope guard (issue 13+) sits here: each wrapper checks the
-   caller's scope before it calls into the provider.  */
+/* The scope guard (scope.c) sits here: every call on an environment
+   first checks that the bound scope is the one that created it.  */
 
 int
 berth_provider_call_attach (berth_env *env, berth_error **reterr)
@@ -42,7 +43,10 @@ berth_provider_call_attach (berth_env *env, berth_error **reterr)
 int
 berth_provider_call_ensure (berth_env *env, berth_error **reterr)
 {
-  int r = berth_provider_call_attach (env, reterr);
+  int r = berth_scope_check (env, reterr);
+  if (r < 0)
+    return r;
+  r = berth_provider_call_attach (env, reterr);
   return r < 0 ? r : env->provider->ops->ensure (env, reterr);
 }
 
@@ -50,7 +54,9 @@ int
 berth_provider_call_stop (berth_env *env, berth_error **reterr)
 {
   const berth_provider_ops *ops = env->provider->ops;
-  int r = berth_provider_call_attach (env, reterr);
+  int r = berth_scope_check (env, reterr);
+  if (r >= 0)
+    r = berth_provider_call_attach (env, reterr);
   return r < 0 || ops->stop == NULL ? r : ops->stop (env, reterr);
 }
 
@@ -64,7 +70,9 @@ int
 berth_provider_call_remove (berth_env *env, berth_error **reterr)
 {
   const berth_provider_ops *ops = env->provider->ops;
-  int r = berth_provider_call_attach (env, reterr);
+  int r = berth_scope_check (env, reterr);
+  if (r >= 0)
+    r = berth_provider_call_attach (env, reterr);
   return r < 0 || ops->remove == NULL ? r : ops->remove (env, reterr);
 }
 
@@ -90,6 +98,9 @@ berth_provider_call_exec_prefix (berth_env *env, const char *user, bool interact
   const berth_provider_ops *ops = env->provider->ops;
   if (ops->exec_prefix == NULL)
     return berth_error_set (reterr, BERTH_E_BACKEND, "backend %s has no transport", ops->name);
+  int r = berth_scope_check (env, reterr);
+  if (r < 0 || (r = berth_provider_call_attach (env, reterr)) < 0)
+    return r;
   return ops->exec_prefix (env, user, interactive, ret_argv, ret_flags, reterr);
 }
 
@@ -111,6 +122,9 @@ berth_provider_call_start (berth_env *env, const berth_start_req *req, berth_pro
   const berth_provider_ops *ops = env->provider->ops;
   if (ops->start == NULL)
     return berth_error_set (reterr, BERTH_E_BACKEND, "backend %s has no start transport", ops->name);
+  int r = berth_scope_check (env, reterr);
+  if (r < 0 || (r = berth_provider_call_attach (env, reterr)) < 0)
+    return r;
   return ops->start (env, req, ret, reterr);
 }
 

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "transport.h"
 #include "output.h"
@@ -120,6 +122,47 @@ fail_with_output (exec_run *run, int r, berth_error **reterr)
   return r;
 }
 
+
+/* Under a hosted scope an oversized result is the sandbox's: the spill
+   file moves into its temp directory (the host's copy goes) and the
+   result names that path.  Returns the path to report (HOST freed), or
+   NULL when it could not be moved (then nothing of it is kept).  */
+static char *
+spill_into_sandbox (berth_env *env, char *host)
+{
+  _cleanup_free_ char *tmp = NULL;
+  void *data = NULL;
+  size_t len = 0;
+  char *in_sandbox = NULL;
+  berth_error *err = NULL;
+  int fd = open (host, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  struct stat st;
+  if (fd >= 0 && fstat (fd, &st) == 0 && (data = malloc ((size_t) st.st_size + 1)) != NULL)
+    {
+      ssize_t n = read (fd, data, (size_t) st.st_size);
+      len = n > 0 ? (size_t) n : 0;
+    }
+  if (fd >= 0)
+    close (fd);
+  const char *base = strrchr (host, '/') ? strrchr (host, '/') + 1 : host;
+  if (data && berth_env_temp_dir (env, &tmp, &err) >= 0)
+    {
+      in_sandbox = xasprintf ("%s/berth-output/%s", tmp, base);
+      if (berth_env_write_file (env, in_sandbox, data, len, 0600, &err) < 0)
+        {
+          free (in_sandbox);
+          in_sandbox = NULL;
+        }
+    }
+  if (in_sandbox == NULL)
+    berth_ctx_log (env->ctx, BERTH_LOG_WARNING, "session", "the full output could not be kept in the sandbox: %s",
+                   err ? berth_error_message (err) : "cannot read the spill file");
+  berth_error_free (err);
+  unlink (host);
+  free (host);
+  free (data);
+  return in_sandbox;
+}
 
 /* One execute in progress (berth_env_exec_begin .. berth_exec_free).
    The loop of DESIGN 4 lives in exec_step; berth_env_execute is that
@@ -515,6 +558,8 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
   res->truncated = x->run.out.overflow;
   res->total_bytes = x->run.out.total_bytes;
   res->full_output_path = x->run.out.overflow && x->run.out.spill_path ? strdup (x->run.out.spill_path) : NULL;
+  if (res->full_output_path && berth_env_is_hosted (env))
+    res->full_output_path = spill_into_sandbox (env, res->full_output_path);
   res->timed_out = x->killed && !x->run.cancelled;
   res->interrupted = x->killed && x->run.cancelled;
   if (x->killed)

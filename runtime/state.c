@@ -105,6 +105,10 @@ berth_env_save (berth_env *env, berth_error **reterr)
   meta_put (&b, "cwd", env->cwd);
   meta_put (&b, "image", env->image);
   meta_put (&b, "task", env->task_id);
+  meta_put (&b, "tenant", env->tenant);
+  meta_put (&b, "agent", env->agent);
+  if (env->suspended)
+    meta_put (&b, "suspended", "1");
   meta_put (&b, "last_used", now);
   r = berth_write_file_atomic (meta_path, b.data ? b.data : "", b.len, 0600);
   berth_buf_free (&b);
@@ -252,6 +256,9 @@ berth_env_meta_differs (berth_env *env, const char *meta_path)
     return true;
   image = berth_meta_get (meta, "image");
   task = berth_meta_get (meta, "task");
+  _cleanup_free_ char *suspended = berth_meta_get (meta, "suspended");
+  if ((suspended != NULL) != env->suspended)
+    return true;
   if ((image == NULL) != (env->image == NULL) || (image && strcmp (image, env->image) != 0))
     return true;
   return (task == NULL) != (env->task_id == NULL) || (task && strcmp (task, env->task_id) != 0);
@@ -291,7 +298,7 @@ berth_env_refresh (berth_env *env)
 }
 
 BERTH_EXPORT int
-berth_env_list (berth_ctx *ctx, berth_env_list_fn fn, void *userdata, berth_error **reterr)
+berth_env_list_info (berth_ctx *ctx, berth_env_info_fn fn, void *userdata, berth_error **reterr)
 {
   _cleanup_free_ char *dir = berth_envs_dir (ctx);
   DIR *d = dir ? opendir (dir) : NULL;
@@ -302,17 +309,132 @@ berth_env_list (berth_ctx *ctx, berth_env_list_fn fn, void *userdata, berth_erro
   while ((de = readdir (d)))
     {
       _cleanup_free_ char *mp = berth_strdup_printf ("%s/%s/meta", dir, de->d_name);
-      _cleanup_free_ char *meta = NULL, *backend = NULL, *cwd = NULL, *used = NULL;
+      _cleanup_free_ char *meta = NULL, *backend = NULL, *cwd = NULL, *used = NULL, *tenant = NULL, *agent = NULL, *suspended = NULL;
       if (de->d_name[0] == '.' || mp == NULL || berth_read_file (mp, 1 << 20, &meta, NULL) < 0)
         continue;
       backend = berth_meta_get (meta, "backend");
       cwd = berth_meta_get (meta, "cwd");
       used = berth_meta_get (meta, "last_used");
-      fn (userdata, de->d_name, backend ? backend : "?", cwd ? cwd : "", used ? strtoll (used, NULL, 10) : 0);
+      tenant = berth_meta_get (meta, "tenant");
+      agent = berth_meta_get (meta, "agent");
+      suspended = berth_meta_get (meta, "suspended");
+      berth_env_info info = { .size = sizeof info, .name = de->d_name, .backend = backend ? backend : "?", .cwd = cwd ? cwd : "",
+                              .last_used = used ? strtoll (used, NULL, 10) : 0, .tenant = tenant, .agent = agent, .suspended = suspended != NULL };
+      fn (userdata, &info);
       n++;
     }
   closedir (d);
   return n;
+}
+
+typedef struct list_compat
+{
+  berth_env_list_fn fn;
+  void *userdata;
+} list_compat;
+
+static void
+list_compat_one (void *userdata, const berth_env_info *info)
+{
+  list_compat *c = userdata;
+  c->fn (c->userdata, info->name, info->backend, info->cwd, info->last_used);
+}
+
+BERTH_EXPORT int
+berth_env_list (berth_ctx *ctx, berth_env_list_fn fn, void *userdata, berth_error **reterr)
+{
+  list_compat c = { fn, userdata };
+  return berth_env_list_info (ctx, list_compat_one, &c, reterr);
+}
+
+/* ---- reaping idle environments ---- */
+
+typedef struct reap_candidate
+{
+  char **names, **tenants, **agents; /* parallel; "" for none */
+  double idle;
+  int64_t now;
+} reap_candidate;
+
+static void
+reap_collect (void *userdata, const berth_env_info *info)
+{
+  reap_candidate *c = userdata;
+  if (info->suspended || (double) (c->now - info->last_used) <= c->idle)
+    return;
+  berth_strv_push (&c->names, info->name);
+  berth_strv_push (&c->tenants, info->tenant ? info->tenant : "");
+  berth_strv_push (&c->agents, info->agent ? info->agent : "");
+}
+
+static void
+count_running (void *userdata, const char *id, const char *command, int64_t started, int state, int exit_code, const char *how)
+{
+  if (state == BERTH_PROCESS_RUNNING)
+    ++*(int *) userdata;
+}
+
+/* Suspend NAME under its own scope, unless it has running work.  */
+static int
+reap_one (berth_ctx *ctx, const char *name, berth_error **reterr)
+{
+  berth_env_spec spec = BERTH_ENV_SPEC_INIT;
+  berth_env *env = NULL;
+  spec.name = name;
+  int r = berth_env_new (ctx, &spec, true, NULL, &env, reterr);
+  if (r < 0)
+    return r;
+  BERTH_LOG_SCOPE (ctx, berth_env_backend (env));
+  if (!berth_provider_call_has_stop (env->provider))
+    {
+      berth_env_free (env);
+      return 0; /* nothing to suspend: it stays as it is */
+    }
+  if ((r = berth_env_lock (env, reterr)) < 0)
+    {
+      berth_env_free (env);
+      return r;
+    }
+  int running = 0;
+  r = berth_env_list_processes (env, count_running, &running, reterr);
+  if (r >= 0 && running > 0)
+    r = 1; /* running work keeps it alive */
+  else if (r >= 0 && (r = berth_provider_call_stop (env, reterr)) >= 0)
+    {
+      env->suspended = true;
+      r = berth_env_save (env, reterr) < 0 ? -BERTH_E_BACKEND : 2;
+    }
+  berth_env_unlock (env);
+  env->cleaned = true; /* nothing of it ends with this handle */
+  berth_env_free (env);
+  return r;
+}
+
+BERTH_EXPORT int
+berth_reap_idle (berth_ctx *ctx, double idle, berth_reap_fn fn, void *userdata, berth_error **reterr)
+{
+  reap_candidate c = { .idle = idle, .now = (int64_t) time (NULL) };
+  int suspended = 0;
+  /* The reaper runs under no scope of its own: each environment under the
+     one that created it, the caller's restored after.  */
+  _cleanup_free_ char *tenant = xstrdup (ctx->scope_tenant), *agent = xstrdup (ctx->scope_agent);
+  berth_env_list_info (ctx, reap_collect, &c, reterr);
+  for (size_t i = 0; c.names && c.names[i]; i++)
+    {
+      berth_error *err = NULL;
+      berth_ctx_set_scope (ctx, c.tenants[i][0] ? c.tenants[i] : NULL, c.agents[i][0] ? c.agents[i] : NULL, NULL);
+      int r = reap_one (ctx, c.names[i], &err);
+      if (r == 2)
+        suspended++;
+      if (fn && r != 0)
+        fn (userdata, c.names[i], r == 2 ? "suspended" : r == 1 ? "busy" : "failed", r < 0 ? berth_error_message (err) : NULL);
+      berth_error_free (err);
+    }
+  berth_ctx_set_scope (ctx, tenant, agent, NULL);
+  berth_strv_free (c.names);
+  berth_strv_free (c.tenants);
+  berth_strv_free (c.agents);
+  return suspended;
 }
 
 /* Someone holds the lock of state directory SD (a creation or a command

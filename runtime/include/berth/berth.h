@@ -48,6 +48,8 @@ enum
   BERTH_E_UNAVAILABLE,   /* the backend cannot run here (message says why) */
   BERTH_E_PLUGIN,        /* a plugin was rejected (message says why) */
   BERTH_E_ENV,           /* bad environment name, state or cwd */
+  BERTH_E_SCOPE,         /* a handle used under another scope than the one that made it */
+  BERTH_E_HOSTED,        /* the backend cannot serve a hosted scope (message says why) */
 };
 
 BERTH_EXPORT int berth_error_code (const berth_error *e);
@@ -220,9 +222,44 @@ BERTH_EXPORT const char *berth_env_name (const berth_env *env);
 BERTH_EXPORT const char *berth_env_backend (const berth_env *env);
 BERTH_EXPORT const char *berth_env_cwd (const berth_env *env);
 
+/* ---- scopes ----
+   Bind CTX to an agent's scope (TENANT, AGENT), or to none (both NULL).
+   A tenant other than "local" is hosted: environments opened then are the
+   agent's sandbox -- one per (tenant, agent), whatever name is asked for
+   (berth_env_name says which) -- and only a backend with
+   serves_hosted_scopes and the whole hosted interface is accepted
+   (BERTH_E_HOSTED).  An environment records the scope that opened it;
+   every later call on it, its processes and files checks that the bound
+   scope is that one (BERTH_E_SCOPE, also when none is bound).  */
+BERTH_EXPORT int berth_ctx_set_scope (berth_ctx *ctx, const char *tenant, const char *agent, berth_error **reterr);
+BERTH_EXPORT const char *berth_env_tenant (const berth_env *env); /* NULL: opened under no scope */
+/* CTX is bound to a hosted scope: its environments are named by it.  */
+BERTH_EXPORT bool berth_ctx_is_hosted (const berth_ctx *ctx);
+BERTH_EXPORT const char *berth_env_agent (const berth_env *env);
+
 /* Named environments, for `berth ls`.  FN is called per environment.  */
 typedef void (*berth_env_list_fn) (void *userdata, const char *name, const char *backend, const char *cwd, int64_t last_used);
 BERTH_EXPORT int berth_env_list (berth_ctx *ctx, berth_env_list_fn fn, void *userdata, berth_error **reterr);
+/* The same with everything recorded of each (size-prefixed: new fields are
+   appended).  */
+typedef struct berth_env_info
+{
+  size_t size;
+  const char *name, *backend, *cwd;
+  int64_t last_used;
+  const char *tenant, *agent; /* the scope that created it, or NULL */
+  bool suspended;             /* stopped while idle (berth_env_stop_idle, reap) */
+} berth_env_info;
+typedef void (*berth_env_info_fn) (void *userdata, const berth_env_info *info);
+BERTH_EXPORT int berth_env_list_info (berth_ctx *ctx, berth_env_info_fn fn, void *userdata, berth_error **reterr);
+/* Suspend (berth_env_stop_idle) every named environment unused for more
+   than IDLE seconds, each under the scope that created it -- never one
+   with a background process still running, nor one suspended already.
+   FN (may be NULL) hears of each: ACTION "suspended", "busy" (running
+   work keeps it), or "failed" with WHY.  Destroys nothing.  Returns how
+   many were suspended.  */
+typedef void (*berth_reap_fn) (void *userdata, const char *name, const char *action, const char *why);
+BERTH_EXPORT int berth_reap_idle (berth_ctx *ctx, double idle, berth_reap_fn fn, void *userdata, berth_error **reterr);
 /* Remove leftovers older than terminal.lifetime_seconds in every backend
    that has a gc callback; returns how many were removed.  */
 BERTH_EXPORT int berth_gc (berth_ctx *ctx, berth_error **reterr);

@@ -307,6 +307,10 @@ BERTH_EXPORT const char *berth_config_where (const berth_config *node);
 /* The environment, as seen by its provider.  */
 BERTH_EXPORT const berth_config *berth_env_config (const berth_env *env);
 BERTH_EXPORT bool berth_env_is_persistent (const berth_env *env);
+/* Opened under a hosted scope (a tenant other than "local"): the agent's
+   own sandbox -- refuse anything that reaches the host (host mounts) and
+   keep it off the network unless configured.  */
+BERTH_EXPORT bool berth_env_is_hosted (const berth_env *env);
 BERTH_EXPORT const char *berth_env_image (const berth_env *env);   /* spec image or NULL */
 BERTH_EXPORT const char *berth_env_task_id (const berth_env *env); /* or NULL */
 /* A stable id (the name for named environments, else random), [a-z0-9-]. */
