@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* conformance.c: the hosted-scope conformance checks (DESIGN 3.3, the
+   provider guide's "Conformance"), written once against the public API
+   and run against any backend: tests/conformance/run.sh NAME.
+
+   A backend that does not serve hosted scopes must be refused before
+   anything is made -- the correct result for local, bwrap, ssh, most
+   plugins -- and the other checks are then not applicable.  One that does
+   must pass them all:
+     identity    A's calls address A's sandbox; A's sessions share it; B's
+                 is another
+     handles     a handle of A used under B, or under no scope: refused
+     host        no file operation touches the host: a planted host file
+                 and a symlink to it are not what A reads; the audit
+                 library (audit.c, LD_PRELOAD) sees no host open/stat of
+                 them
+     processes   a process A started is invisible to B
+     spill       an oversized result stays in the sandbox
+     idle        running work keeps a sandbox; an idle one is suspended
+                 under its owner's scope and resumes with its workspace
+   Prints TAP.  */
+#include <berth/berth.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int n_test, n_failed;
+
+/* Set while file operations run: audit.c (LD_PRELOAD) records what they
+   open or stat on the host.  Absent without the library.  */
+extern int berth_audit_active __attribute__ ((weak));
+static void
+audit (int on)
+{
+  if (&berth_audit_active)
+    berth_audit_active = on;
+}
+
+static void
+ok (bool cond, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  printf ("%sok %d - ", cond ? "" : "not ", ++n_test);
+  vprintf (fmt, ap);
+  putchar ('\n');
+  va_end (ap);
+  if (!cond)
+    n_failed++;
+  fflush (stdout);
+}
+
+static const char *backend, *image;
+static berth_ctx *ctx;
+
+static void
+scope (const char *tenant, const char *agent)
+{
+  if (berth_ctx_set_scope (ctx, tenant, agent, NULL) < 0)
+    {
+      printf ("Bail out! cannot bind scope %s/%s\n", tenant, agent);
+      exit (1);
+    }
+}
+
+static berth_env *
+open_env (const char *name, berth_error **err)
+{
+  berth_env_spec es = BERTH_ENV_SPEC_INIT;
+  berth_env *env = NULL;
+  es.backend = backend;
+  es.name = name;
+  es.image = image;
+  return berth_env_open (ctx, &es, &env, err) < 0 ? NULL : env;
+}
+
+/* Run COMMAND; its output (malloc'd) or NULL, *RET_CODE its error code
+   (0 when it ran).  */
+static char *
+run (berth_env *env, const char *command, int *ret_code, berth_result **ret_result, size_t max)
+{
+  berth_exec_spec xs = BERTH_EXEC_SPEC_INIT;
+  berth_result *res = NULL;
+  berth_error *err = NULL;
+  xs.command = command;
+  xs.max_bytes = max;
+  *ret_code = 0;
+  if (berth_env_execute (env, &xs, &res, &err) < 0)
+    {
+      *ret_code = berth_error_code (err);
+      berth_error_free (err);
+      return NULL;
+    }
+  char *out = strdup (berth_result_output (res, NULL));
+  if (ret_result)
+    *ret_result = res;
+  else
+    berth_result_free (res);
+  return out;
+}
+
+static bool
+host_exists (const char *path)
+{
+  struct stat st;
+  return lstat (path, &st) == 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  berth_error *err = NULL;
+  if (argc < 2)
+    {
+      fprintf (stderr, "usage: conformance BACKEND [IMAGE]\n");
+      return 2;
+    }
+  backend = argv[1];
+  image = argc > 2 && argv[2][0] ? argv[2] : NULL;
+  if (berth_ctx_new (&ctx, &err) < 0 || berth_ctx_load_config (ctx, NULL, &err) < 0)
+    {
+      printf ("Bail out! %s\n", berth_error_message (err));
+      return 1;
+    }
+  char tag[32], planted[128], link[128];
+  snprintf (tag, sizeof tag, "%d", (int) getpid ());
+  /* The host file no file operation may touch (audit.c watches it).  */
+  snprintf (planted, sizeof planted, "/tmp/berth-conformance-planted-%s", tag);
+  snprintf (link, sizeof link, "/tmp/berth-conformance-link-%s", tag);
+  FILE *f = fopen (planted, "we");
+  if (f == NULL || fputs ("HOST-SECRET\n", f) < 0 || fclose (f) != 0 || symlink (planted, link) < 0)
+    {
+      printf ("Bail out! cannot plant %s\n", planted);
+      return 1;
+    }
+
+  /* ---- admission ---- */
+  scope ("acme", "agent-a");
+  berth_env *a = open_env (NULL, &err);
+  if (a == NULL)
+    {
+      bool refused = berth_error_code (err) == BERTH_E_HOSTED;
+      ok (refused, "%s: refused under a hosted scope, before anything is made (BERTH_E_HOSTED): %s", backend, berth_error_message (err));
+      berth_error_free (err);
+      err = NULL;
+      scope (NULL, NULL);
+      ok (!host_exists ("/nonexistent") , "%s: the other checks apply to backends that serve hosted scopes only", backend);
+      unlink (planted);
+      unlink (link);
+      printf ("1..%d\n", n_test);
+      berth_ctx_unref (ctx);
+      return n_failed ? 1 : 0;
+    }
+  ok (true, "%s: admitted under a hosted scope", backend);
+  const char *a_name = berth_env_name (a);
+  ok (a_name && strncmp (a_name, "h-", 2) == 0, "identity: the sandbox is named by the scope, not the caller (%s)", a_name ? a_name : "(null)");
+  ok (strcmp (berth_env_tenant (a), "acme") == 0 && strcmp (berth_env_agent (a), "agent-a") == 0, "identity: it records its tenant and agent");
+
+  /* ---- identity ---- */
+  int code;
+  char *out = run (a, "echo a-was-here > a-file; cat a-file", &code, NULL, 0);
+  ok (out && strcmp (out, "a-was-here\n") == 0, "identity: A runs in its sandbox");
+  free (out);
+  berth_env *a2 = open_env ("another-name", NULL);
+  out = a2 ? run (a2, "cat a-file", &code, NULL, 0) : NULL;
+  ok (out && strcmp (out, "a-was-here\n") == 0, "identity: A's sessions share one sandbox, whatever name they ask for");
+  free (out);
+  berth_env_unref (a2);
+  scope ("acme", "agent-b");
+  berth_env *b = open_env (a_name, NULL);
+  ok (b && strcmp (berth_env_name (b), a_name) != 0, "identity: B asking for A's name gets its own sandbox");
+  out = b ? run (b, "cat a-file 2>&1 || echo absent", &code, NULL, 0) : NULL;
+  ok (out && strstr (out, "absent"), "identity: B does not see A's files");
+  free (out);
+  scope ("other-tenant", "agent-a");
+  berth_env *c = open_env (NULL, NULL);
+  ok (c && strcmp (berth_env_name (c), a_name) != 0, "identity: the same agent name in another tenant is another sandbox");
+  berth_env_unref (c);
+
+  /* ---- handles ---- */
+  scope ("acme", "agent-b");
+  out = run (a, "true", &code, NULL, 0);
+  ok (out == NULL && code == BERTH_E_SCOPE, "handles: A's handle used under B is refused (BERTH_E_SCOPE)");
+  free (out);
+  void *data = NULL;
+  size_t len = 0;
+  ok (berth_env_read_file (a, "a-file", 0, &data, &len, &err) == -BERTH_E_SCOPE, "handles: … its files too");
+  err = berth_error_free (err);
+  scope (NULL, NULL);
+  out = run (a, "true", &code, NULL, 0);
+  ok (out == NULL && code == BERTH_E_SCOPE, "handles: … and under no scope");
+  free (out);
+
+  /* ---- host ---- */
+  scope ("acme", "agent-a");
+  audit (1);
+  int r = berth_env_read_file (a, planted, 0, &data, &len, &err);
+  ok (r < 0 || (data && strstr (data, "HOST-SECRET") == NULL), "host: a planted host file is not what the sandbox reads (%s)", r < 0 ? berth_error_message (err) : "read");
+  free (data);
+  data = NULL;
+  err = berth_error_free (err);
+  r = berth_env_read_file (a, link, 0, &data, &len, &err);
+  ok (r < 0 || (data && strstr (data, "HOST-SECRET") == NULL), "host: nor a symlink to it");
+  free (data);
+  data = NULL;
+  err = berth_error_free (err);
+  char *rp = NULL;
+  r = berth_env_realpath (a, link, &rp, &err);
+  ok (r < 0 || strcmp (rp, planted) != 0, "host: realpath does not resolve the host's link");
+  free (rp);
+  err = berth_error_free (err);
+  r = berth_env_write_file (a, planted, "X", 1, 0600, &err);
+  audit (0);
+  f = fopen (planted, "re");
+  char line[64] = "";
+  if (f)
+    {
+      if (fgets (line, sizeof line, f) == NULL)
+        line[0] = '\0';
+      fclose (f);
+    }
+  ok (strcmp (line, "HOST-SECRET\n") == 0, "host: a write to the planted path leaves the host file alone");
+  err = berth_error_free (err);
+  const char *log = getenv ("BERTH_AUDIT_LOG");
+  if (&berth_audit_active && log)
+    {
+      struct stat st;
+      bool clean = stat (log, &st) < 0; /* nothing recorded */
+      audit (1);
+      stat (planted, &st); /* the control: the audit sees a host stat */
+      audit (0);
+      bool seen = stat (log, &st) == 0 && st.st_size > 0;
+      ok (clean && seen, "host: the audit library saw no host open/stat/readlink of the planted paths (and sees its control)");
+    }
+  else
+    ok (false, "host: run through run.sh: the audit library (LD_PRELOAD) is not loaded");
+  char *tmp = NULL;
+  r = berth_env_temp_dir (a, &tmp, NULL);
+  ok (r == 0 && tmp && tmp[0] == '/', "host: the temp dir is the sandbox's (%s)", tmp ? tmp : "?");
+  free (tmp);
+
+  /* ---- processes ---- */
+  berth_process_spec ps = BERTH_PROCESS_SPEC_INIT;
+  berth_process *pa = NULL;
+  ps.command = "sleep 30";
+  r = berth_env_start_process (a, &ps, &pa, &err);
+  ok (r == 0, "processes: A starts one");
+  err = berth_error_free (err);
+  char pid[32] = "";
+  if (pa)
+    snprintf (pid, sizeof pid, "%s", berth_process_id (pa));
+  scope ("acme", "agent-b");
+  berth_process *pb = NULL;
+  r = b ? berth_env_attach_process (b, pid, &pb, &err) : -1;
+  ok (r == -ENOENT, "processes: B attaching A's process id finds nothing, as for a missing one");
+  err = berth_error_free (err);
+  ok (pa && berth_process_poll (pa, NULL, NULL, &err) == -BERTH_E_SCOPE, "processes: A's process handle is refused to B");
+  err = berth_error_free (err);
+
+  /* ---- idle ---- */
+  scope (NULL, NULL);
+  int n = berth_reap_idle (ctx, 0, NULL, NULL, &err);
+  err = berth_error_free (err);
+  scope ("acme", "agent-a");
+  ok (pa && berth_process_poll (pa, NULL, NULL, NULL) == BERTH_PROCESS_RUNNING, "idle: running work keeps the sandbox alive (the reaper suspended %d others)", n);
+  if (pa)
+    berth_process_stop (pa, NULL);
+  berth_process_unref (pa);
+  scope (NULL, NULL);
+  n = berth_reap_idle (ctx, 0, NULL, NULL, &err);
+  ok (n >= 1, "idle: with its work done the reaper suspends it, under its owner's scope (%d suspended)", n);
+  err = berth_error_free (err);
+  scope ("acme", "agent-a");
+  berth_result *res = NULL;
+  out = run (a, "cat a-file", &code, &res, 0);
+  ok (out && strcmp (out, "a-was-here\n") == 0 && !berth_result_environment_recreated (res), "idle: the next call resumes it with its workspace, not recreated");
+  free (out);
+  berth_result_free (res);
+
+  /* ---- spill ---- */
+  res = NULL;
+  out = run (a, "head -c 300000 /dev/zero | tr '\\0' x", &code, &res, 1000);
+  const char *full = res ? berth_result_full_output_path (res) : NULL;
+  ok (res && berth_result_truncated (res) && full, "spill: an oversized result is truncated and kept (%s)", full ? full : "no path");
+  ok (full && !host_exists (full), "spill: … not on the host");
+  r = full ? berth_env_read_file (a, full, 0, &data, &len, &err) : -1;
+  ok (r == 0 && len == 300000, "spill: … but in the sandbox, whole (%zu bytes)", len);
+  free (data);
+  err = berth_error_free (err);
+  free (out);
+  berth_result_free (res);
+
+  /* clean up: each sandbox under its own scope */
+  berth_env_unref (a);
+  berth_env_unref (b);
+  const char *tenants[3] = { "acme", "acme", "other-tenant" }, *agents[3] = { "agent-a", "agent-b", "agent-a" };
+  for (int i = 0; i < 3; i++)
+    {
+      scope (tenants[i], agents[i]);
+      berth_env_remove (ctx, NULL, NULL);
+    }
+  unlink (planted);
+  unlink (link);
+  printf ("1..%d\n", n_test);
+  berth_ctx_unref (ctx);
+  return n_failed ? 1 : 0;
+}
