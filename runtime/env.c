@@ -77,7 +77,9 @@ berth_env_free (berth_env *env)
   free (env->agent);
   berth_strv_free (env->host_environ);
   berth_strv_free (env->passthrough);
+  berth_ctx *ctx = env->ctx;
   free (env);
+  berth_ctx_unref (ctx);
 }
 
 /* Build the handle and its directories; no backend call yet.  */
@@ -97,7 +99,7 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
       free (env);
       return berth_error_errno (reterr, ENOMEM, "out of memory");
     }
-  env->ctx = ctx;
+  env->ctx = berth_ctx_ref (ctx); /* the context outlives its environments */
   env->n_ref = 1;
   env->lock_fd = -1;
   /* Under a hosted scope the sandbox is the agent's, whatever name was
@@ -110,12 +112,12 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
   env->agent = xstrdup (ctx->scope_agent);
   if (name && !berth_env_name_is_valid (name))
     {
-      free (env);
+      berth_env_free (env);
       return berth_error_set (reterr, BERTH_E_ENV, "invalid environment name '%s': use letters, digits, '.', '_' and '-' (at most 64)", name);
     }
   if ((r = berth_random_hex (hex, 6)) < 0)
     {
-      free (env);
+      berth_env_free (env);
       return berth_error_errno (reterr, -r, "no randomness");
     }
   env->name = name ? strdup (name) : NULL;

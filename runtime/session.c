@@ -646,12 +646,14 @@ berth_env_exec_begin (berth_env *env, const berth_exec_spec *spec, berth_exec **
   berth_exec *x = calloc (1, sizeof *x);
   if (x == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
-  *x = (berth_exec){ .env = env, .epfd = -1, .timerfd = -1, .reg_stdin = -1, .reg_feed = -1, .lost = 0 };
+  /* A running exec holds its environment: the caller may drop theirs.  */
+  *x = (berth_exec){ .env = berth_env_ref (env), .epfd = -1, .timerfd = -1, .reg_stdin = -1, .reg_feed = -1, .lost = 0 };
   memcpy (&x->spec, spec, spec->size < sizeof x->spec ? spec->size : sizeof x->spec);
   x->run.spec = &x->spec;
   int r = berth_env_lock (env, reterr);
   if (r < 0)
     {
+      berth_env_unref (env);
       free (x);
       return r;
     }
@@ -739,6 +741,7 @@ berth_exec_free (berth_exec *x)
   berth_feed_free (&x->feed);
   berth_buf_free (&x->in);
   free (x->cwd);
+  berth_env_unref (x->env);
   free (x);
   return NULL;
 }

@@ -2,6 +2,7 @@
 /* Registry rules, fail-soft flags, env scrubbing, shell quoting.  */
 #include "config.h"
 
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -555,6 +556,40 @@ test_files_host_and_transport (void **state)
     }
 }
 
+/* A running exec holds its environment and an environment its context:
+   the caller may drop its own references first.  */
+static void
+test_exec_holds_env_holds_ctx (void **state)
+{
+  berth_ctx *ctx = NULL;
+  berth_env *env = NULL;
+  berth_exec *x = NULL;
+  berth_result *res = NULL;
+  berth_env_spec es = BERTH_ENV_SPEC_INIT;
+  berth_exec_spec xs = BERTH_EXEC_SPEC_INIT;
+  assert_int_equal (berth_ctx_new (&ctx, NULL), 0);
+  assert_int_equal (berth_ctx_register (ctx, &life, "test", NULL, false, NULL), 0);
+  es.backend = "life";
+  assert_int_equal (berth_env_open (ctx, &es, &env, NULL), 0);
+  assert_null (berth_ctx_unref (ctx)); /* the environment keeps it */
+  xs.command = "echo still here";
+  assert_int_equal (berth_env_exec_begin (env, &xs, &x, NULL), 0);
+  life_log[0] = '\0';
+  assert_null (berth_env_unref (env)); /* the exec keeps it */
+  assert_string_equal (life_log, "");
+  int r;
+  while ((r = berth_exec_step (x, &res, NULL)) > 0)
+    {
+      struct pollfd p = { berth_exec_fd (x), POLLIN, 0 };
+      poll (&p, 1, 1000);
+    }
+  assert_int_equal (r, 0);
+  assert_string_equal (berth_result_output (res, NULL), "still here\n");
+  berth_result_free (res);
+  berth_exec_free (x); /* the last reference: removed, released, ctx freed */
+  assert_string_equal (life_log, "remove release ");
+}
+
 /* Small allocations abort instead of returning NULL (DESIGN §4).  */
 static void
 test_small_allocations_abort_when_memory_runs_out (void **state)
@@ -609,6 +644,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_ctx_and_env_are_reference_counted, setup, teardown),
     cmocka_unit_test (test_small_allocations_abort_when_memory_runs_out),
     cmocka_unit_test (test_lifecycle_order_and_data_block),
+    cmocka_unit_test (test_exec_holds_env_holds_ctx),
     cmocka_unit_test_setup_teardown (test_files_host_and_transport, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
