@@ -18,11 +18,15 @@
    jail or a container stays there, and any berth process can attach to
    it again, list it, read its output (replayed from at most the last
    1 MiB) or stop it: the directory is the record.  Stop is the runtime's
-   kill script (the whole tree, setsid escapees included).  When the
-   directory is gone (the environment was removed or recreated) the
-   process is lost, never waited for.  */
+   kill script (the whole tree, setsid escapees included).  The
+   environment's host state keeps a record of each (processes/<id>: its
+   command and start time), so that when the directory is gone with the
+   environment's filesystem (a container restarted over a tmpfs /tmp,
+   recreated, its jail gone) the process is reported lost, never waited
+   for nor mistaken for one that never existed.  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -113,6 +117,38 @@ proc_script (berth_env *env, const char *dir, const char *body, const void *in, 
   return status;
 }
 
+/* ---- the host-side records ---- */
+
+static char *
+record_path (const berth_env *env, const char *id)
+{
+  return xasprintf ("%s/processes/%s", env->state_dir, id ? id : "");
+}
+
+static void
+record_write (berth_env *env, const char *id, const char *command)
+{
+  _cleanup_free_ char *dir = record_path (env, NULL), *path = record_path (env, id);
+  _cleanup_free_ char *text = xasprintf ("%lld\t%s", (long long) time (NULL), command);
+  if (berth_mkdir_parents (dir, 0700) < 0 || berth_write_file_atomic (path, text, strlen (text), 0600) < 0)
+    berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "process", "cannot record process %s in %s", id, dir);
+}
+
+/* The record of ID: *RET_STARTED and *RET_COMMAND (malloc'd).  */
+static bool
+record_read (const berth_env *env, const char *id, int64_t *ret_started, char **ret_command)
+{
+  _cleanup_free_ char *path = record_path (env, id), *text = NULL;
+  if (berth_read_file (path, 1 << 16, &text, NULL) < 0)
+    return false;
+  char *tab = strchr (text, '\t');
+  if (ret_started)
+    *ret_started = strtoll (text, NULL, 10);
+  if (ret_command)
+    *ret_command = xstrdup (tab ? tab + 1 : "");
+  return true;
+}
+
 static berth_process *
 process_new (berth_env *env, const char *root, const char *id)
 {
@@ -193,6 +229,7 @@ berth_env_start_process (berth_env *env, const berth_process_spec *spec, berth_p
     return r;
   if (r != 0 || pid <= 0)
     return berth_error_set (reterr, BERTH_E_BACKEND, "%s: the process could not be started in the environment (exit %d)", berth_env_backend (env), r);
+  record_write (env, id, spec->command);
   berth_process *p = process_new (env, root, id);
   p->token = xstrdup (token);
   p->pid = pid;
@@ -229,6 +266,16 @@ berth_env_attach_process (berth_env *env, const char *id, berth_process **ret, b
         }
     }
   berth_buf_free (&out);
+  if (r == 3 && record_read (env, id, NULL, NULL))
+    {
+      /* recorded here, gone there: its environment lost it */
+      p->state = BERTH_PROCESS_LOST;
+      p->exit_code = -1;
+      p->termination = "lost";
+      p->output_ended = true;
+      *ret = p;
+      return 0;
+    }
   if (r < 0 || r != 0 || p->token == NULL || p->pid <= 0)
     {
       berth_process_unref (p);
@@ -360,6 +407,9 @@ berth_process_output (berth_process *p, void **ret, size_t *ret_len, berth_error
   berth_buf out = { 0 };
   *ret = NULL;
   *ret_len = 0;
+  if (p->state == BERTH_PROCESS_LOST)
+    return berth_error_set (reterr, ENOENT, "process %s is lost: its environment no longer has it (restarted, recreated or removed), nor its output",
+                            p->id);
   _cleanup_free_ char *body = xasprintf ("[ -d \"$d\" ] || exit 3\n"
                                          "n=$(wc -c < \"$d/out\")\n"
                                          "if [ \"$n\" -gt %u ]; then printf '[berth: %%s earlier bytes of output dropped]\\n' $((n - %u)); "
@@ -516,6 +566,7 @@ berth_env_list_processes (berth_env *env, berth_process_list_fn fn, void *userda
       berth_buf_free (&out);
       return r;
     }
+  _cleanup_strv_free_ char **seen = NULL;
   char *save = NULL;
   for (char *line = out.data ? strtok_r (out.data, "\n", &save) : NULL; line; line = strtok_r (NULL, "\n", &save))
     {
@@ -533,7 +584,23 @@ berth_env_list_processes (berth_env *env, berth_process_list_fn fn, void *userda
                         : ec > 128 && ec < 128 + 65     ? "signaled"
                                                         : "exited";
       fn (userdata, f[0], f[3], strtoll (f[1], NULL, 10), state, ec, how);
+      berth_strv_push (&seen, f[0]);
     }
   berth_buf_free (&out);
+  /* recorded here, no longer there: lost */
+  _cleanup_free_ char *rdir = record_path (env, NULL);
+  DIR *d = opendir (rdir);
+  for (struct dirent *de; d && (de = readdir (d));)
+    {
+      int64_t started = 0;
+      _cleanup_free_ char *command = NULL;
+      bool known = false;
+      for (size_t i = 0; seen && seen[i]; i++)
+        known = known || strcmp (seen[i], de->d_name) == 0;
+      if (!known && valid_id (de->d_name) && record_read (env, de->d_name, &started, &command))
+        fn (userdata, de->d_name, command, started, BERTH_PROCESS_LOST, -1, "lost");
+    }
+  if (d)
+    closedir (d);
   return 0;
 }

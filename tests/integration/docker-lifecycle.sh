@@ -153,4 +153,15 @@ write_config "$TDIR/pull.yaml" "docker_image: 'bad image name'"
 out=$("$BERTH" --config "$TDIR/pull.yaml" exec -- true 2>&1); rc=$?
 check "an invalid image reference is a configuration error (125)" eval '[ "$rc" = 125 ] && [[ "$out" == *"invalid image reference"* ]]'
 
+# ---- a background process whose container is killed under it: lost, not an exit
+EP=$P-proclost
+b exec -e "$EP" -- true >/dev/null
+pid=$("$BERTH" --config "$CFG" start -e "$EP" -- 'sleep 300')
+docker kill "$(env_containers "$EP")" >/dev/null
+st=$("$BERTH" --config "$CFG" ps -e "$EP" --json 2>"$TDIR/err" | jq -r --arg id "$pid" '.[] | select(.id == $id) | "\(.state) \(.exit_code)"')
+check "a process whose container was killed is lost, not an exit code ($st)" [ "$st" = "lost null" ]
+"$BERTH" --config "$CFG" logs -e "$EP" "$pid" >/dev/null 2>"$TDIR/err"
+like "$?:$(cat "$TDIR/err")" "125:berth: process $pid is lost*" "… logs says it is lost (its /tmp went with the container), no hang"
+b rm "$EP" >/dev/null
+
 done_testing
