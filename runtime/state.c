@@ -360,7 +360,7 @@ static void
 reap_collect (void *userdata, const berth_env_info *info)
 {
   reap_candidate *c = userdata;
-  if (info->suspended || (double) (c->now - info->last_used) <= c->idle)
+  if (info->suspended || (double) (c->now - info->last_used) < c->idle)
     return;
   berth_strv_push (&c->names, info->name);
   berth_strv_push (&c->tenants, info->tenant ? info->tenant : "");
@@ -395,8 +395,12 @@ reap_one (berth_ctx *ctx, const char *name, berth_error **reterr)
       berth_env_free (env);
       return r;
     }
+  /* Its processes are asked through its transport: ensure first (a
+     check for one that runs, as every environment not suspended should).  */
   int running = 0;
-  r = berth_env_list_processes (env, count_running, &running, reterr);
+  r = berth_provider_call_ensure (env, reterr);
+  if (r >= 0)
+    r = berth_env_list_processes (env, count_running, &running, reterr);
   if (r >= 0 && running > 0)
     r = 1; /* running work keeps it alive */
   else if (r >= 0 && (r = berth_provider_call_stop (env, reterr)) >= 0)

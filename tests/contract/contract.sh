@@ -310,6 +310,22 @@ else
 fi
 "$BERTH" rm "$PL" >/dev/null
 
+# --- idle (DESIGN 3.3): reap suspends what its backend can, the next command resumes ---
+RI=ri$TAG
+bj -e "$RI" -- 'mkdir -p kept && echo v > kept/f && cd kept && export KEPT=yes' >/dev/null
+touch -d '2 hours ago' "$XDG_STATE_HOME/berth/envs/$RI/meta" 2>/dev/null
+sed -i "s/^last_used=.*/last_used=$(( $(date +%s) - 7200 ))/" "$XDG_STATE_HOME/berth/envs/$RI/meta"
+out=$("$BERTH" reap --idle 3600 --json); rc=$?
+act=$(jq -r --arg n "$RI" '.[] | select(.name == $n) | .action' <<<"$out")
+# the built-in backends that have something to suspend (a stop op)
+case $BACKEND in docker | ssh) want=suspended ;; *) want=left ;; esac
+is "$rc:${act:-left}" "0:$want" "idle: reap --idle: $want"
+r=$(bj -e "$RI" -- 'cat f; echo "$KEPT"; pwd')
+is "$(out "$r")" "v"$'\n'"yes"$'\n'"$(field "$r" cwd)" "idle: the next command resumes it, files, exports and cwd kept"
+is "$(field "$r" environment_recreated)" false "… not recreated"
+is "$("$BERTH" ls --json | jq -r --arg n "$RI" '.[] | select(.name == $n) | .suspended')" false "… and it is no longer suspended"
+"$BERTH" rm "$RI" >/dev/null
+
 # --- exec_prefix (3.2) ---
 X=xp$TAG
 bj -e "$X" -- true >/dev/null
