@@ -227,9 +227,9 @@ typedef struct berth_provider_ops
   int (*remove) (berth_env *env, berth_error **reterr);
   void (*release) (berth_env *env);
 
-  /* The transport: libberth runs everything through exactly one -- start
-     when it is set, else a local spawn of exec_prefix adapted into a
-     start.
+  /* The transport, called only on an ensured environment: libberth runs
+     everything through exactly one -- start when it is set, else a local
+     spawn of exec_prefix adapted into a start.
      - exec_prefix (required for streams, i.e. BERTH_FLAG_SUPPORTS_STREAMS):
        argv that runs the words that follow it inside the environment
        unchanged; libberth spawns prefix + argv locally.  *ret_flags gets
