@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# slurm-lib.sh (sourced): the private test cluster of
+# tests/integration/setup/slurm-up.sh for the slurm backend's tests --
+# started when this runs as root and Slurm is installed (idempotent),
+# then its env sourced (SLURM_CONF).  Skips (fails in CI) without one.
+src=${BERTH_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+. "$src/tests/integration/libtest.sh"
+SLURM_DIR=${BERTH_SLURM_DIR:-/tmp/berth-slurm}
+if [ "$(id -u)" = 0 ] && { command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; }; then
+  bash "$src/tests/integration/setup/slurm-up.sh" >/dev/null 2>&1 \
+    || skip_all "tests/integration/setup/slurm-up.sh failed (run it by hand to see why)"
+fi
+[ -f "$SLURM_DIR/env" ] || skip_all "no test Slurm cluster: apt-get install slurm-wlm munge; run tests/integration/setup/slurm-up.sh as root"
+. "$SLURM_DIR/env"
+export SLURM_CONF
+export BERTH_CONFIG=$BERTH_SLURM_CONFIG
