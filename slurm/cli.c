@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void
@@ -69,6 +70,42 @@ slurm_run (const char *const *argv, const char *stdin_data, double timeout, char
   return r;
 }
 
+/* $XDG_RUNTIME_DIR/berth, else /tmp/berth-UID: the ping cache's home.  */
+char *
+slurm_ping_cache_path (void)
+{
+  const char *x = getenv ("XDG_RUNTIME_DIR");
+  const char *conf = getenv ("SLURM_CONF");
+  char *dir = NULL, *p = NULL;
+  uint32_t h = (uint32_t) (berth_fnv1a64 (conf ? conf : "", conf ? strlen (conf) : 0) & 0xffffffffu);
+  if (x != NULL && x[0] == '/')
+    {
+      if (asprintf (&dir, "%s/berth", x) < 0)
+        return NULL;
+    }
+  else if (asprintf (&dir, "/tmp/berth-%lu", (unsigned long) getuid ()) < 0)
+    return NULL;
+  if (berth_private_dir (dir, NULL) < 0 || asprintf (&p, "%s/slurm-ping-%08x", dir, h) < 0)
+    p = NULL;
+  free (dir);
+  return p;
+}
+
+/* Cache an answer (UP), forget one when the controller is down.  */
+static void
+ping_cache_update (bool up, const char *detail)
+{
+  char *path = slurm_ping_cache_path (), *rec = NULL;
+  if (path == NULL)
+    return;
+  if (!up)
+    unlink (path);
+  else if (asprintf (&rec, "%lld 1 %s", (long long) time (NULL), detail ? detail : "scontrol ping") >= 0)
+    berth_state_file_write (path, rec, strlen (rec));
+  free (rec);
+  free (path);
+}
+
 int
 slurm_ping (const char *scontrol, double timeout, char **ret_detail)
 {
@@ -79,6 +116,7 @@ slurm_ping (const char *scontrol, double timeout, char **ret_detail)
   r = slurm_run (argv, NULL, timeout, &out, &status, NULL);
   if (r < 0)
     {
+      ping_cache_update (false, NULL);
       if (ret_detail)
         *ret_detail = strdup (r == -ETIMEDOUT ? "'scontrol ping' did not answer" : "'scontrol ping' could not run");
       return r;
@@ -90,6 +128,7 @@ slurm_ping (const char *scontrol, double timeout, char **ret_detail)
       *ret_detail = line ? strndup (line, strcspn (line, "\n")) : slurm_last_line (out, 200);
     }
   r = status == 0 && out != NULL && strstr (out, " is UP") != NULL ? 1 : 0;
+  ping_cache_update (r == 1, ret_detail ? *ret_detail : NULL);
   free (out);
   return r;
 }

@@ -90,7 +90,10 @@ int slurm_run (const char *const *argv, const char *stdin_data, double timeout, 
 int slurm_cmd_error (berth_error **reterr, const char *scontrol, const char *const *argv, int r, double timeout, int status,
                      const char *out);
 
-/* `scontrol ping`: 1 up, 0 down (DETAIL: its words), < 0 could not run.  */
+/* `scontrol ping`: 1 up, 0 down (DETAIL: its words), < 0 could not run.
+   An answer is cached for probe (slurm_ping_cache_path, SLURM_PROBE_TTL
+   seconds), a failure drops the cache.  */
+char *slurm_ping_cache_path (void);
 int slurm_ping (const char *scontrol, double timeout, char **ret_detail);
 
 /* squeue -h -u UID [-n NAME | -j JOB] -o '%i|%j|%k|%T': the rows in

@@ -457,27 +457,6 @@ slurm_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_
 
 /* ---- probe, doctor, gc ---- */
 
-/* $XDG_RUNTIME_DIR/berth, else /tmp/berth-UID: the ping cache's home.  */
-static char *
-cache_path (void)
-{
-  const char *x = getenv ("XDG_RUNTIME_DIR");
-  const char *conf = getenv ("SLURM_CONF");
-  char *dir = NULL, *p = NULL;
-  uint32_t h = (uint32_t) (berth_fnv1a64 (conf ? conf : "", conf ? strlen (conf) : 0) & 0xffffffffu);
-  if (x != NULL && x[0] == '/')
-    {
-      if (asprintf (&dir, "%s/berth", x) < 0)
-        return NULL;
-    }
-  else if (asprintf (&dir, "/tmp/berth-%lu", (unsigned long) getuid ()) < 0)
-    return NULL;
-  if (berth_private_dir (dir, NULL) < 0 || asprintf (&p, "%s/slurm-ping-%08x", dir, h) < 0)
-    p = NULL;
-  free (dir);
-  return p;
-}
-
 static int
 slurm_probe (const berth_config *cfg, char **ret_reason)
 {
@@ -492,7 +471,7 @@ slurm_probe (const berth_config *cfg, char **ret_reason)
       berth_error_free (err);
       return BERTH_PROBE_UNAVAILABLE;
     }
-  path = cache_path ();
+  path = slurm_ping_cache_path ();
   if (path != NULL && berth_state_file_read (path, &cached) > 0)
     {
       long long when = 0;
@@ -508,16 +487,11 @@ slurm_probe (const berth_config *cfg, char **ret_reason)
         }
     }
   free (cached);
+  /* slurm_ping caches what it found (an answer only: a controller that
+     is down is asked again, and it says so at once)  */
   up = slurm_ping (b.scontrol, 1.5, &detail) == 1;
   if (asprintf (ret_reason, "%s%s", detail ? detail : "scontrol ping", up ? "" : "; start slurmctld or fix SLURM_CONF") < 0)
     *ret_reason = NULL;
-  if (path != NULL && *ret_reason != NULL)
-    {
-      char *rec = NULL;
-      if (asprintf (&rec, "%lld %d %s", (long long) time (NULL), up, *ret_reason) >= 0)
-        berth_state_file_write (path, rec, strlen (rec));
-      free (rec);
-    }
   free (detail);
   free (path);
   slurm_bins_clear (&b);
@@ -710,6 +684,20 @@ slurm_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr)
   return removed;
 }
 
+/* What Slurm sets for a job and its steps: stale in a later step (the
+   runtime's snapshot would replay the last command's), and an enclosing
+   job's must not steer salloc and srun.  SLURM_CONF and the client's own
+   settings pass.  */
+static const char *const slurm_strip_env_keys[] = {
+  "SLURM_JOB_*", "SLURM_JOBID", "SLURM_STEP_*", "SLURM_STEPID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID",
+  "SLURM_TASK_PID", "SLURM_TASKS_PER_NODE", "SLURM_NTASKS*", "SLURM_NPROCS", "SLURM_NNODES", "SLURM_NODELIST",
+  "SLURM_CPUS_ON_NODE", "SLURM_CPUS_PER_TASK", "SLURM_DISTRIBUTION", "SLURM_GTIDS", "SLURM_LAUNCH_NODE_IPADDR",
+  "SLURM_SRUN_COMM_*", "SLURM_SUBMIT_*", "SLURM_PRIO_PROCESS", "SLURM_UMASK", "SLURM_TOPOLOGY_ADDR*",
+  "SLURM_CPU_BIND*", "SLURM_OVERLAP", "SLURM_CLUSTER_NAME", "SLURM_WORKING_CLUSTER", "SLURM_MPI_TYPE",
+  "SLURMD_NODENAME", "SLURM_NODENAME", "SLURM_PTY_*", "SLURM_STEPMGR", "SLURM_MEM_PER_*", "SLURM_GPUS*",
+  NULL,
+};
+
 static const char slurm_setup[] =
   "Needs the Slurm client commands (salloc, srun, squeue, scancel, scontrol, sinfo) on PATH, talking to a\n"
   "running cluster (SLURM_CONF, munge). An environment is one allocation: terminal.slurm_partition,\n"
@@ -727,7 +715,7 @@ const berth_provider_ops berth_slurm_provider = {
            | BERTH_FLAG_CLEANUP_STOPS_PROCESSES,
   .default_cwd = "~",
   .cache_path_base = "~/.berth",
-  .strip_env_keys = NULL,
+  .strip_env_keys = slurm_strip_env_keys,
   .probe = slurm_probe,
   .doctor = slurm_doctor,
   .setup_instructions = slurm_setup,

@@ -14,3 +14,7 @@ fi
 . "$SLURM_DIR/env"
 export SLURM_CONF
 export BERTH_CONFIG=$BERTH_SLURM_CONFIG
+# Tests share the cluster (fd 8, shared); slurm-backend.sh takes it alone
+# while it stops slurmctld.
+exec 8>>"$SLURM_DIR/users.lock"
+flock -s 8
