@@ -142,8 +142,8 @@ slurm_shim_script (bool marker)
 }
 
 char **
-slurm_prefix_argv (const char *srun, const char *job, long cpus, bool interactive, bool marker, const char *apptainer,
-                   const char *image)
+slurm_prefix_argv (const char *srun, const char *job, long cpus, bool interactive, bool marker, bool srun_errors,
+                   const char *apptainer, const char *image)
 {
   char **v = berth_strv_new (srun, NULL);
   char buf[64];
@@ -154,9 +154,10 @@ slurm_prefix_argv (const char *srun, const char *job, long cpus, bool interactiv
   ok = ok && berth_strv_push (&v, "--overlap") == 0 && berth_strv_push (&v, "--ntasks=1") == 0
        && berth_strv_push (&v, "--nodes=1") == 0 && berth_strv_push (&v, "--quiet") == 0;
   /* Twice: not even srun's errors ("task 0: Exited with exit code 3"),
-     so that a stream's stderr is the command's own.  The start transport
-     (MARKER) keeps them: they are off the output and name a failure.  */
-  if (!marker)
+     so that a stream's stderr is the command's own.  The runtime's own
+     scripts keep them (SRUN_ERRORS): their stderr is the state channel,
+     off the output, and srun's words name a failure.  */
+  if (!srun_errors)
     ok = ok && berth_strv_push (&v, "--quiet") == 0;
   if (cpus > 0)
     {

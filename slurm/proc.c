@@ -247,14 +247,19 @@ sp_wait (void *proc, int *ret_status, berth_error **reterr)
   if (p->step[0] == '\0')
     {
       /* srun gave up before the step ran anything */
-      char *last = slurm_last_line (p->errtail, 300);
+      char *last = slurm_last_line (p->errtail, 300), *ping = NULL;
       slurm_env s = { .bins = p->bins };
-      if (p->shared && slurm_job_alive (&s, p->job, SLURM_STEP_KILL_TIMEOUT, NULL) == 0)
+      int alive = slurm_job_alive (&s, p->job, SLURM_STEP_KILL_TIMEOUT, NULL);
+      if (p->shared && alive == 0)
         p->shared->gone = true;
+      if (alive < 0)
+        slurm_ping (p->bins.scontrol, SLURM_PING_TIMEOUT, &ping);
       r = berth_error_set (reterr, BERTH_E_BACKEND,
-                           "slurm: 'srun --jobid=%s' could not start the command (exit %d): %s; check that slurmctld "
-                           "answers (scontrol ping) and that the allocation still runs (squeue -j %s)",
-                           p->job, *ret_status, last && *last ? last : "(no message)", p->job);
+                           "slurm: 'srun --jobid=%s' could not start the command (exit %d): %s; %s", p->job, *ret_status,
+                           last && *last ? last : alive == 0 ? "the allocation has ended" : ping ? ping : "(srun said nothing)",
+                           alive == 0 ? "the next command allocates a new one"
+                                      : "check that slurmctld answers (scontrol ping) and that the allocation still runs (squeue)");
+      free (ping);
       free (last);
       return r;
     }
@@ -333,7 +338,8 @@ slurm_proc_start_cmd (berth_env *env, slurm_env *s, const berth_start_req *req, 
   if (req->user != NULL && *req->user != '\0' && !is_invoking_user (req->user))
     return berth_error_set (reterr, ENOTSUP, "slurm: commands run as the user who holds the allocation; cannot switch to '%s'",
                             req->user);
-  argv = slurm_prefix_argv (s->bins.srun, s->job, s->cpus, false, true, s->apptainer, s->image);
+  bool script = BERTH_HAS_FIELD (req, berth_start_req, flags) && (req->flags & BERTH_START_SHELL_SCRIPT);
+  argv = slurm_prefix_argv (s->bins.srun, s->job, s->cpus, false, true, script, s->apptainer, s->image);
   for (size_t i = 0; argv && req->argv[i]; i++)
     if (berth_strv_push (&argv, req->argv[i]) < 0)
       argv = berth_strv_free (argv);
@@ -349,7 +355,7 @@ slurm_proc_start_cmd (berth_env *env, slurm_env *s, const berth_start_req *req, 
   p->bins.scancel = strdup (s->bins.scancel);
   p->bins.squeue = strdup (s->bins.squeue);
   p->bins.scontrol = strdup (s->bins.scontrol);
-  p->watch_ec = BERTH_HAS_FIELD (req, berth_start_req, flags) && (req->flags & BERTH_START_SHELL_SCRIPT);
+  p->watch_ec = script;
   if (p->job == NULL || p->bins.scancel == NULL || p->bins.squeue == NULL || p->bins.scontrol == NULL)
     {
       berth_strv_free (argv);

@@ -62,10 +62,11 @@ const char *slurm_shim_script (bool marker);
 /* The exec prefix of job JOB: srun --jobid=JOB --overlap --ntasks=1 ...,
    then the shim (not INTERACTIVE: -u, stdout a pipe; INTERACTIVE: --pty),
    then APPTAINER exec IMAGE when both are set.  CPUS > 0 adds
-   --cpus-per-task.  Without MARKER (a stream), srun is quiet about the
-   task's exit status too (--quiet twice).  NULL on ENOMEM.  */
-char **slurm_prefix_argv (const char *srun, const char *job, long cpus, bool interactive, bool marker, const char *apptainer,
-                          const char *image);
+   --cpus-per-task.  Without SRUN_ERRORS, srun is quiet about its errors
+   and the task's exit status too (--quiet twice: a stream's stderr is the
+   command's own).  NULL on ENOMEM.  */
+char **slurm_prefix_argv (const char *srun, const char *job, long cpus, bool interactive, bool marker, bool srun_errors,
+                          const char *apptainer, const char *image);
 
 /* ---- cli.c: running the Slurm client ---- */
 

@@ -280,7 +280,7 @@ find_apptainer (berth_env *env, slurm_env *s, berth_error **reterr)
         }
     }
   free (cached);
-  argv = slurm_prefix_argv (s->bins.srun, s->job, 0, false, false, NULL, NULL);
+  argv = slurm_prefix_argv (s->bins.srun, s->job, 0, false, false, true, NULL, NULL);
   if (argv == NULL || berth_strv_push (&argv, "bash") < 0 || berth_strv_push (&argv, "-c") < 0
       || berth_strv_push (&argv, "command -v apptainer || command -v singularity || true") < 0)
     {
@@ -440,7 +440,7 @@ slurm_exec_prefix (berth_env *env, const char *user, bool interactive, char ***r
         return berth_error_set (reterr, ENOTSUP,
                                 "slurm: commands run as the user who holds the allocation; cannot switch to '%s'", user);
     }
-  argv = slurm_prefix_argv (s->bins.srun, s->job, s->cpus, interactive, false, s->apptainer, s->image);
+  argv = slurm_prefix_argv (s->bins.srun, s->job, s->cpus, interactive, false, false, s->apptainer, s->image);
   if (argv == NULL)
     return oom (reterr);
   *ret_argv = argv;

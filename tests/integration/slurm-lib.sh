@@ -7,8 +7,8 @@ src=${BERTH_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 . "$src/tests/integration/libtest.sh"
 SLURM_DIR=${BERTH_SLURM_DIR:-/tmp/berth-slurm}
 if [ "$(id -u)" = 0 ] && { command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; }; then
-  bash "$src/tests/integration/setup/slurm-up.sh" >/dev/null 2>&1 \
-    || skip_all "tests/integration/setup/slurm-up.sh failed (run it by hand to see why)"
+  __up=$(bash "$src/tests/integration/setup/slurm-up.sh" 2>&1) \
+    || skip_all "tests/integration/setup/slurm-up.sh failed: $(tail -n 1 <<<"$__up")"
 fi
 [ -f "$SLURM_DIR/env" ] || skip_all "no test Slurm cluster: apt-get install slurm-wlm munge; run tests/integration/setup/slurm-up.sh as root"
 . "$SLURM_DIR/env"

@@ -120,17 +120,17 @@ test_prefix (void **state)
   (void) state;
   const char *plain[] = { "/usr/bin/srun", "--jobid=7", "--overlap", "--ntasks=1", "--nodes=1", "--quiet", "--quiet",
                           "--unbuffered", "bash", "-c", slurm_shim_script (false), "berth", NULL };
-  assert_argv (slurm_prefix_argv ("/usr/bin/srun", "7", 0, false, false, NULL, NULL), plain);
+  assert_argv (slurm_prefix_argv ("/usr/bin/srun", "7", 0, false, false, false, NULL, NULL), plain);
   const char *pty[] = { "srun", "--jobid=7", "--overlap", "--ntasks=1", "--nodes=1", "--quiet", "--quiet",
                         "--cpus-per-task=4", "--pty",
                         "/opt/apptainer", "exec", "img.sif", NULL };
-  assert_argv (slurm_prefix_argv ("srun", "7", 4, true, false, "/opt/apptainer", "img.sif"), pty);
+  assert_argv (slurm_prefix_argv ("srun", "7", 4, true, false, false, "/opt/apptainer", "img.sif"), pty);
   /* the marker shim prints the step first, and keeps the status */
   assert_non_null (strstr (slurm_shim_script (true), SLURM_STEP_MARKER));
   assert_non_null (strstr (slurm_shim_script (true), "PIPESTATUS[0]"));
   assert_null (strstr (slurm_shim_script (false), SLURM_STEP_MARKER));
-  /* the start transport keeps srun's errors (one --quiet) */
-  char **m = slurm_prefix_argv ("srun", "7", 0, false, true, NULL, NULL);
+  /* the runtime's scripts keep srun's errors (one --quiet) */
+  char **m = slurm_prefix_argv ("srun", "7", 0, false, true, true, NULL, NULL);
   assert_string_equal (m[5], "--quiet");
   assert_string_equal (m[6], "--unbuffered");
   berth_strv_free (m);

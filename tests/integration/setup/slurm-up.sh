@@ -148,10 +148,16 @@ fi
 state=
 for _ in $(seq 1 150); do
   state=$(sinfo -h -n "$HOST" -o '%T' 2>/dev/null | head -1)
-  case $state in idle | mixed | allocated) break ;; down* | drain*) scontrol update nodename="$HOST" state=resume >/dev/null 2>&1 || true ;; esac
+  case $state in
+    "" | unknown* | not_responding* | future*) ;;
+    down* | drain* | fail*) scontrol update nodename="$HOST" state=resume >/dev/null 2>&1 || true ;;
+    *) break ;; # idle, mixed, allocated, completing: up
+  esac
   sleep 0.2
 done
-case $state in idle | mixed | allocated) ;; *) die "node $HOST is '${state:-unknown}', not idle (see $DIR/log/slurmd.log and $DIR/log/slurmctld.log)" ;; esac
+case $state in "" | unknown* | not_responding* | future* | down* | drain* | fail*)
+  die "node $HOST is '${state:-unknown}', not up (see $DIR/log/slurmd.log and $DIR/log/slurmctld.log)" ;;
+esac
 
 put "$DIR/env" <<ENV || true
 SLURM_CONF='$DIR/slurm.conf'
