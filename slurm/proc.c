@@ -41,6 +41,7 @@ typedef struct slurm_proc
   char errtail[ERRTAIL_MAX + 1]; /* srun's own lines before the step */
   size_t errtail_len;
   slurm_shared *shared;
+  bool sig_checked, dropping; /* the wrapper died of a signal: see forward_err */
 } slurm_proc;
 
 slurm_shared *
@@ -120,10 +121,40 @@ watch_ec (slurm_proc *p, const char *data, size_t len)
   p->tail_len = m;
 }
 
+static const char sig_record[] = "\0BERTH:sig:";
+#define SIG_LEN (sizeof sig_record - 1)
+
 static void
 forward_err (sink_ctx *c, const char *data, size_t len)
 {
-  watch_ec (c->p, data, len);
+  slurm_proc *p = c->p;
+  const char *sig;
+
+  if (p->dropping)
+    return;
+  /* The runtime's wrapper reports that it died of a signal (its exit
+     record follows).  When that signal is Slurm ending the allocation
+     (scancel, the time limit: SIGTERM to every task), the record is no
+     result: it is left out, and wait says what happened.  slurmctld
+     marks the job ended before it signals the tasks.  */
+  if (p->watch_ec && !p->sig_checked && (sig = memmem (data, len, sig_record, SIG_LEN)) != NULL)
+    {
+      slurm_env s = { .bins = p->bins };
+      size_t before = (size_t) (sig - data);
+      p->sig_checked = true;
+      if (before > 0)
+        c->sink (c->userdata, BERTH_STREAM_ERR, data, before);
+      if (slurm_job_alive (&s, p->job, SLURM_STEP_KILL_TIMEOUT, NULL) == 0)
+        {
+          p->dropping = true;
+          if (p->shared)
+            p->shared->gone = true;
+          return;
+        }
+      data += before;
+      len -= before;
+    }
+  watch_ec (p, data, len);
   if (len > 0)
     c->sink (c->userdata, BERTH_STREAM_ERR, data, len);
 }
