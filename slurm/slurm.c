@@ -213,7 +213,7 @@ allocate (berth_env *env, slurm_env *s, berth_error **reterr)
       berth_strv_free (argv);
       return oom (reterr);
     }
-  berth_logf (env, BERTH_LOG_DEBUG, "slurm: allocating %s (salloc, up to %.3gs)", s->name, timeout);
+  berth_logf (env, BERTH_LOG_DEBUG, "allocating %s (salloc, up to %.3gs)", s->name, timeout);
   r = slurm_run ((const char *const *) argv, NULL, timeout, &out, &status, NULL);
   if (r == 0 && status == 0)
     job = slurm_parse_alloc_id (out);
@@ -254,9 +254,9 @@ allocate (berth_env *env, slurm_env *s, berth_error **reterr)
   free (out);
   free (s->job);
   s->job = job;
-  berth_logf (env, BERTH_LOG_DEBUG, "slurm: %s is job %s", s->name, job);
+  berth_logf (env, BERTH_LOG_DEBUG, "%s is job %s", s->name, job);
   if ((r = berth_env_state_write (env, JOB_FILE, job, strlen (job))) < 0)
-    berth_logf (env, BERTH_LOG_WARNING, "slurm: cannot record job %s in %s: %s", job, berth_env_state_dir (env), strerror (-r));
+    berth_logf (env, BERTH_LOG_WARNING, "cannot record job %s in %s: %s", job, berth_env_state_dir (env), strerror (-r));
   return 0;
 }
 
@@ -278,6 +278,8 @@ find_apptainer (berth_env *env, slurm_env *s, berth_error **reterr)
           s->apptainer = cached;
           return 0;
         }
+      free (cached);
+      return 0; /* "-": the node has none (asked once per allocation) */
     }
   free (cached);
   argv = slurm_prefix_argv (s->bins.srun, s->job, 0, false, false, true, NULL, NULL);
@@ -306,10 +308,14 @@ find_apptainer (berth_env *env, slurm_env *s, berth_error **reterr)
           berth_env_state_write (env, APPTAINER_FILE, s->apptainer, strlen (s->apptainer));
       }
     else
-      berth_logf (env, BERTH_LOG_WARNING,
-                  "slurm: the image %s is set (terminal.singularity_image), but the node of job %s has no apptainer "
+      {
+        if (s->persistent)
+          berth_env_state_write (env, APPTAINER_FILE, "-", 1);
+        berth_logf (env, BERTH_LOG_WARNING,
+                  "the image %s is set (terminal.singularity_image), but the node of job %s has no apptainer "
                   "or singularity on PATH: commands run on the node directly (berth doctor -b slurm)",
                   s->image, s->job);
+      }
   }
   free (out);
   return 0;

@@ -107,6 +107,24 @@ check "... is still there once its berth is killed" test -n "$(squeue -h -j "$gj
 "$BERTH" gc >"$TEST_TMP/gc.out" 2>&1
 is "$?" 0 "berth gc"
 check "... cancels it" job_over "$gj"
+# Its state directory kept: the runtime's gc finds the environment, kills
+# its command and removes it through the backend.
+"$BERTH" exec -b slurm -- 'sleep 300' >/dev/null 2>&1 &
+bp=$!
+gj=
+for _ in $(seq 1 100); do
+  gj=$(squeue -h -u "$(id -u)" -o '%i %k' | awk -v p="$bp" '$2 == "berth" && $3 == "tmp" && $5 == p {print $1}')
+  [ -n "$gj" ] && break
+  sleep 0.1
+done
+check "another throw-away allocation ($gj)" test -n "$gj"
+kill -9 "$bp"
+wait "$bp" 2>/dev/null
+"$BERTH" gc >"$TEST_TMP/gc2.out" 2>&1
+is "$?" 0 "berth gc, the environment's state kept"
+check "... cancels it" job_over "$gj"
+like "$(cat "$TEST_TMP/gc2.out")" "*slurm*" "... and says so"
+check "... leaving no environment behind" test -z "$(ls "$XDG_STATE_HOME"/berth/envs 2>/dev/null)"
 N=n$TAG
 bx -e "$N" -- true >/dev/null
 "$BERTH" gc >/dev/null 2>&1
@@ -149,6 +167,16 @@ printf 'terminal:\n  backend: slurm\n  slurm_partition: nosuch%s\n' "$TAG" >"$TE
 BERTH_CONFIG=$TEST_TMP/bad.yaml bx -- true >/dev/null 2>"$TEST_TMP/p.err"
 is "$?" 125 "an unknown partition is an error"
 like "$(cat "$TEST_TMP/p.err")" "*salloc*nosuch$TAG*terminal.slurm_partition*" "... naming salloc and terminal.slurm_partition"
+
+# --- an image, and a node without apptainer: run there, and say so ---
+printf 'terminal:\n  backend: slurm\n  slurm_partition: %s\n  singularity_image: /nonexistent/img%s.sif\n' "$BERTH_SLURM_PARTITION" "$TAG" >"$TEST_TMP/img.yaml"
+if ! command -v apptainer >/dev/null && ! command -v singularity >/dev/null; then
+  out=$(BERTH_CONFIG=$TEST_TMP/img.yaml bx -- 'echo on-node' 2>"$TEST_TMP/img.err")
+  is "$out" on-node "singularity_image set, no apptainer on the node: the command runs on the node"
+  like "$(cat "$TEST_TMP/img.err")" "*no apptainer*run on the node directly*" "... with a warning that says so"
+  BERTH_CONFIG=$TEST_TMP/img.yaml "$BERTH" doctor -b slurm >"$TEST_TMP/doc-img.out" 2>&1
+  like "$(cat "$TEST_TMP/doc-img.out")" "*apptainer*img$TAG.sif is set, but this host has no apptainer*" "doctor says there is no apptainer"
+fi
 
 # --- doctor ---
 "$BERTH" doctor -b slurm >"$TEST_TMP/doctor.out" 2>&1
