@@ -133,7 +133,7 @@ check "gc leaves a named environment's allocation" test -n "$(live_jobs "berth-$
 # --- slurmctld stopped: one clear error within the timeout ---
 # Other tests use the cluster too: they hold it shared, this part alone.
 flock -u 8
-flock -x 8
+flock -x -w 300 8 || { not_ok "the test cluster to myself within 300 s (another test holds $SLURM_DIR/users.lock)"; done_testing; }
 ctld=$(cat "$SLURM_DIR/run/slurmctld.pid")
 kill "$ctld"
 for _ in $(seq 1 50); do kill -0 "$ctld" 2>/dev/null || break; sleep 0.1; done

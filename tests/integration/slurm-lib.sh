@@ -17,4 +17,4 @@ export BERTH_CONFIG=$BERTH_SLURM_CONFIG
 # Tests share the cluster (fd 8, shared); slurm-backend.sh takes it alone
 # while it stops slurmctld.
 exec 8>>"$SLURM_DIR/users.lock"
-flock -s 8
+flock -s -w 300 8 || skip_all "$SLURM_DIR/users.lock: the test cluster is held by another test for more than 300 s"
