@@ -134,6 +134,13 @@ check "gc leaves a named environment's allocation" test -n "$(live_jobs "berth-$
 # Other tests use the cluster too: they hold it shared, this part alone.
 flock -u 8
 flock -x -w 300 8 || { not_ok "the test cluster to myself within 300 s (another test holds $SLURM_DIR/users.lock)"; done_testing; }
+# No job may be ending meanwhile: a step that cannot report its end to
+# slurmctld is "not ending with signals" once it is back, and Slurm drains
+# the node.
+for _ in $(seq 1 150); do
+  [ -z "$(squeue -h -t COMPLETING -o %i 2>/dev/null)" ] && break
+  sleep 0.2
+done
 ctld=$(cat "$SLURM_DIR/run/slurmctld.pid")
 kill "$ctld"
 for _ in $(seq 1 50); do kill -0 "$ctld" 2>/dev/null || break; sleep 0.1; done
@@ -171,7 +178,7 @@ like "$(cat "$TEST_TMP/p.err")" "*salloc*nosuch$TAG*terminal.slurm_partition*" "
 # --- an image, and a node without apptainer: run there, and say so ---
 printf 'terminal:\n  backend: slurm\n  slurm_partition: %s\n  singularity_image: /nonexistent/img%s.sif\n' "$BERTH_SLURM_PARTITION" "$TAG" >"$TEST_TMP/img.yaml"
 if ! command -v apptainer >/dev/null && ! command -v singularity >/dev/null; then
-  out=$(BERTH_CONFIG=$TEST_TMP/img.yaml bx -- 'echo on-node' 2>"$TEST_TMP/img.err")
+  out=$(BERTH_CONFIG=$TEST_TMP/img.yaml bx -t 60 -- 'echo on-node' 2>"$TEST_TMP/img.err")
   is "$out" on-node "singularity_image set, no apptainer on the node: the command runs on the node"
   like "$(cat "$TEST_TMP/img.err")" "*no apptainer*run on the node directly*" "... with a warning that says so"
   BERTH_CONFIG=$TEST_TMP/img.yaml "$BERTH" doctor -b slurm >"$TEST_TMP/doc-img.out" 2>&1
