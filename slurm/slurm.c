@@ -334,6 +334,16 @@ slurm_ensure (berth_env *env, berth_error **reterr)
   if ((r = find_allocation (env, s, true, &job, reterr)) < 0)
     return r;
   s->shared->gone = false;
+  if (job == NULL && !s->persistent && had)
+    {
+      /* A throw-away environment seen again (gc of one whose berth was
+         killed) whose allocation is over: nothing to run a command in,
+         and none to allocate just to remove it.  */
+      r = berth_error_set (reterr, ESRCH, "slurm: the allocation %s of this throw-away environment has ended", s->job);
+      free (s->job);
+      s->job = NULL;
+      return r;
+    }
   if (job == NULL)
     {
       free (s->job);
