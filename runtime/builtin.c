@@ -20,6 +20,9 @@ extern const berth_provider_ops berth_singularity_provider;
 #ifdef BERTH_BUILTIN_SSH
 extern const berth_provider_ops berth_ssh_provider;
 #endif
+#ifdef BERTH_BUILTIN_SLURM
+extern const berth_provider_ops berth_slurm_provider;
+#endif
 
 const berth_provider_ops *const berth_builtin_providers[] = {
 #ifdef BERTH_BUILTIN_LOCAL
@@ -36,6 +39,9 @@ const berth_provider_ops *const berth_builtin_providers[] = {
 #endif
 #ifdef BERTH_BUILTIN_SSH
   &berth_ssh_provider,
+#endif
+#ifdef BERTH_BUILTIN_SLURM
+  &berth_slurm_provider,
 #endif
   NULL,
 };

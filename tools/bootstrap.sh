@@ -15,8 +15,9 @@ if [ "$(id -u)" != 0 ]; then
   echo "bootstrap.sh: run as root (it installs packages): $how" >&2
   exit 1
 fi
-# Installing openssh-server, docker.io and docker-registry must not start
-# sshd on :22, dockerd and a registry on :5000 nor enable them at boot:
+# Installing openssh-server, docker.io, docker-registry, munge and slurm-wlm
+# must not start sshd on :22, dockerd, a registry on :5000, munged,
+# slurmctld or slurmd nor enable them at boot:
 # no service starts during the install (policy-rc.d), what it enabled is
 # disabled afterwards.  The tests start their own and stop them after.
 . tools/hold-services.sh
@@ -29,7 +30,7 @@ apt-get install -y -qq --no-install-recommends \
   libyaml-dev libcurl4-openssl-dev libyajl-dev libcap-dev libmount-dev libseccomp-dev libcmocka-dev \
   bash bash-static busybox-static util-linux bsdutils procps iproute2 jq time xz-utils file man-db curl openssl binutils python3 \
   openssh-server openssh-client bubblewrap docker.io docker-registry \
-  debhelper dpkg-dev lintian fakeroot bash-completion zsh fish systemd >/dev/null
+  debhelper dpkg-dev lintian fakeroot bash-completion zsh fish systemd slurm-wlm munge >/dev/null
 services_release
 
 NOCONFIGURE=1 ./autogen.sh

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test.sh: the whole test suite.  Starts what the integration tests talk
 # to (dockerd with an offline image and a local registry, sshd on
-# 127.0.0.1, the Apptainer test double's rootfs), runs `make check` in
+# 127.0.0.1, a private single-node Slurm cluster, the Apptainer test
+# double's rootfs), runs `make check` in
 # _build/ (building first if needed), stops what it started, and prints
 # a summary.  Run as root after tools/bootstrap.sh.
 set -uo pipefail
@@ -23,11 +24,13 @@ stop_daemons ()
 {
   bash "$SRC/tests/integration/setup/sshd-stop.sh" >/dev/null 2>&1 || true
   bash "$SRC/tests/integration/setup/docker-stop.sh" >/dev/null 2>&1 || true
+  bash "$SRC/tests/integration/setup/slurm-down.sh" >/dev/null 2>&1 || true
 }
 # .ci/run keeps them for its ASan pass and stops them itself.
 [ "${BERTH_KEEP_DAEMONS:-0}" = 1 ] || trap stop_daemons EXIT
 bash tests/integration/setup/docker.sh || { echo "test.sh: could not start dockerd (see above)" >&2; exit 1; }
 bash tests/integration/setup/sshd.sh || { echo "test.sh: could not start sshd (see above)" >&2; exit 1; }
+bash tests/integration/setup/slurm-up.sh || { echo "test.sh: could not start the test Slurm cluster (see above)" >&2; exit 1; }
 bash tests/doubles/apptainer/ci-setup.sh || { echo "test.sh: could not prepare the apptainer test double" >&2; exit 1; }
 
 [ -f _build/Makefile ] || { NOCONFIGURE=1 ./autogen.sh && mkdir -p _build && (cd _build && ../configure --enable-werror); } || exit 1
