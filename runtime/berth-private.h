@@ -133,6 +133,8 @@ struct berth_env
   char *spill_dir;
   char *temp_dir; /* berth_env_temp_dir, asked once (files.c) */
   char *tenant, *agent; /* the scope that created it (scope.c), or NULL */
+  char incarnation[17];  /* random, per creation: what lives in the environment
+                            itself (process directories) is this one's */
   char **host_environ;
   char **passthrough;
   void *data; /* the provider's block of env_data_size bytes */

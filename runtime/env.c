@@ -120,6 +120,11 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
       berth_env_free (env);
       return berth_error_errno (reterr, -r, "no randomness");
     }
+  if (berth_random_hex (env->incarnation, 8) < 0)
+    {
+      berth_env_free (env);
+      return berth_error_errno (reterr, EIO, "no randomness");
+    }
   env->name = name ? strdup (name) : NULL;
   env->id = strdup (name ? name : attach_id ? attach_id : hex);
   env->state_dir = berth_strdup_printf ("%s/%s", edir, env->id);
@@ -139,6 +144,9 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
           free (env->agent);
           env->tenant = berth_meta_get (meta, "tenant");
           env->agent = berth_meta_get (meta, "agent");
+          _cleanup_free_ char *inc = berth_meta_get (meta, "incarnation");
+          if (inc && strlen (inc) == 16)
+            memcpy (env->incarnation, inc, 17);
           if ((r = berth_scope_check (env, reterr)) < 0)
             {
               berth_env_free (env);
@@ -309,6 +317,21 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
   return 0;
 }
 
+/* A backend that declares cleanup_stops_processes keeps its word whatever
+   escapes its own cleanup (a setsid child a node's process tracking
+   lost): the recorded processes are stopped where they run first.  */
+static void
+stop_recorded_processes (berth_env *env)
+{
+  berth_error *err = NULL;
+  if (!berth_provider_flag (env->provider, BERTH_FLAG_CLEANUP_STOPS_PROCESSES) || !berth_env_has_process_records (env))
+    return;
+  if (berth_provider_call_ensure (env, &err) < 0 || berth_env_stop_processes (env, &err) < 0)
+    berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "process", "could not stop the processes of %s before its removal: %s", env->id,
+                   berth_error_message (err));
+  berth_error_free (err);
+}
+
 BERTH_EXPORT int
 berth_env_cleanup (berth_env *env, berth_error **reterr)
 {
@@ -322,6 +345,7 @@ berth_env_cleanup (berth_env *env, berth_error **reterr)
      invocation; a throw-away one goes for good.  */
   if (env->name == NULL)
     {
+      stop_recorded_processes (env);
       r = berth_provider_call_remove (env, reterr);
       berth_rm_rf (env->state_dir);
       berth_rm_rf (env->runtime_dir);
@@ -417,6 +441,7 @@ berth_env_remove (berth_ctx *ctx, const char *name, berth_error **reterr)
 int
 berth_env_discard (berth_env *env, bool forget_anyway, berth_error **reterr)
 {
+  stop_recorded_processes (env);
   int r = berth_provider_call_remove (env, reterr);
   env->cleaned = true;
   if (r >= 0 || forget_anyway)

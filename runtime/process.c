@@ -83,8 +83,10 @@ proc_root (berth_env *env, berth_error **reterr)
   _cleanup_free_ char *tmp = NULL;
   if (berth_env_temp_dir (env, &tmp, reterr) < 0)
     return NULL;
+  /* the incarnation: a process of an environment removed and made again
+     under the same name is not this one's (a node's /tmp outlives it) */
   _cleanup_free_ char *qtmp = berth_shell_quote (tmp), *qid = berth_shell_quote (env->id);
-  return xasprintf ("%s/.berth-proc-\"$(id -u)\"/%s", qtmp, qid);
+  return xasprintf ("%s/.berth-proc-\"$(id -u)\"/%s-%s", qtmp, qid, env->incarnation);
 }
 
 /* Run BODY through the transport, with r set to ROOT and d to DIR (shell
@@ -603,4 +605,48 @@ berth_env_list_processes (berth_env *env, berth_process_list_fn fn, void *userda
   if (d)
     closedir (d);
   return 0;
+}
+
+/* ---- at removal ---- */
+
+bool
+berth_env_has_process_records (const berth_env *env)
+{
+  _cleanup_free_ char *rdir = record_path (env, NULL);
+  DIR *d = opendir (rdir);
+  bool any = false;
+  for (struct dirent *de; d && !any && (de = readdir (d));)
+    any = valid_id (de->d_name);
+  if (d)
+    closedir (d);
+  return any;
+}
+
+int
+berth_env_stop_processes (berth_env *env, berth_error **reterr)
+{
+  _cleanup_free_ char *root = proc_root (env, reterr);
+  if (root == NULL)
+    return -BERTH_E_BACKEND;
+  _cleanup_free_ char *any = xasprintf ("%s/-", root);
+  berth_buf out = { 0 };
+  /* the running ones: "token pid" per line */
+  int r = proc_script (env, any,
+                       "d=${d%/*}\n"
+                       "for p in \"$d\"/p*; do [ -f \"$p/pid\" ] && [ ! -f \"$p/exit\" ] && alive \"$(cat \"$p/pid\")\" || continue\n"
+                       "  echo \"$(cat \"$p/token\") $(cat \"$p/pid\")\"; : > \"$p/stopped\"\n"
+                       "  [ -f \"$p/holder\" ] && kill \"$(cat \"$p/holder\")\" 2>/dev/null\n"
+                       "done\n"
+                       "exit 0\n",
+                       NULL, 0, false, &out, reterr);
+  char *save = NULL;
+  for (char *line = r == 0 && out.data ? strtok_r (out.data, "\n", &save) : NULL; line; line = strtok_r (NULL, "\n", &save))
+    {
+      char token[64];
+      long pid = 0;
+      if (sscanf (line, "%63s %ld", token, &pid) == 2 && berth_transport_kill (env, token, pid, PROCESS_KILL_TIMEOUT_S, NULL, reterr) < 0)
+        r = -BERTH_E_BACKEND;
+    }
+  berth_buf_free (&out);
+  return r < 0 ? r : 0;
 }

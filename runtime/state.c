@@ -105,6 +105,7 @@ berth_env_save (berth_env *env, berth_error **reterr)
   meta_put (&b, "cwd", env->cwd);
   meta_put (&b, "image", env->image);
   meta_put (&b, "task", env->task_id);
+  meta_put (&b, "incarnation", env->incarnation);
   meta_put (&b, "tenant", env->tenant);
   meta_put (&b, "agent", env->agent);
   if (env->suspended)
@@ -256,8 +257,8 @@ berth_env_meta_differs (berth_env *env, const char *meta_path)
     return true;
   image = berth_meta_get (meta, "image");
   task = berth_meta_get (meta, "task");
-  _cleanup_free_ char *suspended = berth_meta_get (meta, "suspended");
-  if ((suspended != NULL) != env->suspended)
+  _cleanup_free_ char *suspended = berth_meta_get (meta, "suspended"), *inc = berth_meta_get (meta, "incarnation");
+  if ((suspended != NULL) != env->suspended || inc == NULL || strcmp (inc, env->incarnation) != 0)
     return true;
   if ((image == NULL) != (env->image == NULL) || (image && strcmp (image, env->image) != 0))
     return true;

@@ -34,6 +34,10 @@ BERTH_INTERNAL void berth_env_free (berth_env *env);
    runtime directories: always when FORGET_ANYWAY (a creation that failed),
    else only when the backend's cleanup worked (berth rm, gc).  */
 BERTH_INTERNAL int berth_env_discard (berth_env *env, bool forget_anyway, berth_error **reterr);
+/* process.c: ENV has recorded background processes (host state).  */
+BERTH_INTERNAL bool berth_env_has_process_records (const berth_env *env);
+/* process.c: stop every one of them that still runs, where it runs.  */
+BERTH_INTERNAL int berth_env_stop_processes (berth_env *env, berth_error **reterr);
 /* env.c: CWD asked for a command (NULL: the environment's), a relative one
    taken from the environment's cwd.  Caller frees.  */
 BERTH_INTERNAL char *berth_env_resolve_cwd (berth_env *env, const char *cwd);

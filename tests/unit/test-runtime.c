@@ -413,8 +413,6 @@ test_lifecycle_order_and_data_block (void **state)
 {
   char dir[] = "/tmp/berth-test-life-XXXXXX";
   assert_non_null (mkdtemp (dir));
-  setenv ("XDG_STATE_HOME", dir, 1);
-  setenv ("XDG_RUNTIME_DIR", dir, 1);
   berth_ctx *ctx = NULL;
   berth_env *env = NULL;
   berth_error *err = NULL;
@@ -456,8 +454,6 @@ test_lifecycle_order_and_data_block (void **state)
   life_attach_fails = false;
   assert_string_equal (life_log, "attach-fails release attach-fails release ");
   berth_ctx_unref (ctx);
-  unsetenv ("XDG_STATE_HOME");
-  unsetenv ("XDG_RUNTIME_DIR");
   char *rm = NULL;
   assert_true (asprintf (&rm, "rm -rf %s", dir) > 0);
   assert_int_equal (system (rm), 0);
@@ -647,5 +643,18 @@ main (void)
     cmocka_unit_test (test_exec_holds_env_holds_ctx),
     cmocka_unit_test_setup_teardown (test_files_host_and_transport, setup, teardown),
   };
-  return cmocka_run_group_tests (tests, NULL, NULL);
+  /* The environments of these tests live in a home of their own (the
+     build may run in a jail whose real home is read-only).  */
+  char home[] = "/tmp/berth-test-runtime-XXXXXX";
+  if (mkdtemp (home) == NULL)
+    return 1;
+  setenv ("XDG_STATE_HOME", home, 1);
+  setenv ("XDG_RUNTIME_DIR", home, 1);
+  setenv ("XDG_CACHE_HOME", home, 1);
+  int failed = cmocka_run_group_tests (tests, NULL, NULL);
+  char *rm = NULL;
+  if (asprintf (&rm, "rm -rf %s", home) > 0 && system (rm) != 0)
+    failed++;
+  free (rm);
+  return failed;
 }
