@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -265,6 +266,7 @@ typedef struct create_spec
   char **labels;
   char *user;
   char *settings; /* "terminal.KEY=VALUE" lines: what needs a new container */
+  docker_ulimit ulimits[16];
   docker_create_opts o;
 } create_spec;
 
@@ -277,6 +279,101 @@ create_spec_free (create_spec *s)
   berth_strv_free (s->labels);
   free (s->user);
   free (s->settings);
+}
+
+static int
+ulimit_set (create_spec *s, const char *name, int64_t soft, int64_t hard)
+{
+  size_t i;
+  for (i = 0; i < s->o.n_ulimits; i++)
+    if (strcmp (s->ulimits[i].name, name) == 0)
+      break;
+  if (i == sizeof s->ulimits / sizeof s->ulimits[0])
+    return -E2BIG;
+  snprintf (s->ulimits[i].name, sizeof s->ulimits[i].name, "%s", name);
+  s->ulimits[i].soft = soft;
+  s->ulimits[i].hard = hard;
+  if (i == s->o.n_ulimits)
+    s->o.n_ulimits++;
+  return 0;
+}
+
+static int64_t
+rlim_value (rlim_t v)
+{
+  return v == RLIM_INFINITY || v > (rlim_t)INT64_MAX ? -1 : (int64_t)v;
+}
+
+/* HostConfig.Ulimits.  An engine applies its own defaults otherwise, and
+   Podman's (nofile and nproc 1048576 and more) exceed the hard limits of
+   many machines: its containers then fail to start ("error setting rlimit
+   type 7: operation not permitted").  By default nofile and nproc are this
+   process's own limits capped at 65536 and 32768: what an engine started
+   next to it can grant, and plenty under the default pids limit.
+   terminal.docker_ulimits (NAME: SOFT[:HARD]) sets any of them.  The
+   configured ones go into *RET_RECORD ("name=soft:hard ...", in the order
+   given) for the settings record; the defaults, which follow the shell
+   berth happens to run in, do not.  */
+static int
+ulimits_init (const berth_config *cfg, create_spec *s, char **ret_record, berth_error **reterr)
+{
+  static const struct
+  {
+    const char *name;
+    int resource;
+    int64_t cap;
+  } defaults[] = { { "nofile", RLIMIT_NOFILE, 65536 }, { "nproc", RLIMIT_NPROC, 32768 } };
+  for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+    {
+      struct rlimit rl;
+      if (getrlimit (defaults[i].resource, &rl) < 0)
+        continue;
+      int64_t soft = rlim_value (rl.rlim_cur), hard = rlim_value (rl.rlim_max), cap = defaults[i].cap;
+      if (hard < 0 || hard > cap)
+        hard = cap;
+      if (soft < 0 || soft > hard)
+        soft = hard;
+      (void)ulimit_set (s, defaults[i].name, soft, hard);
+    }
+  _cleanup_strv_ char **conf = berth_config_strv (cfg, "terminal.docker_ulimits");
+  _cleanup_free_ char *joined = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream (&joined, &size);
+  if (!f)
+    return oom (reterr);
+  for (size_t i = 0; conf && conf[i]; i++)
+    {
+      char *eq = strchr (conf[i], '=');
+      int64_t soft, hard;
+      if (eq)
+        *eq = '\0';
+      if (!eq || docker_ulimit_resource (conf[i]) < 0)
+        {
+          fclose (f);
+          return berth_error_set (reterr, -BERTH_E_CONFIG,
+                                  "terminal.docker_ulimits: '%s' is not a ulimit name (core, cpu, data, fsize, locks, memlock, msgqueue, nice, "
+                                  "nofile, nproc, rss, rtprio, rttime, sigpending, stack)",
+                                  conf[i]);
+        }
+      if (docker_ulimit_parse (eq + 1, &soft, &hard) < 0)
+        {
+          fclose (f);
+          return berth_error_set (reterr, -BERTH_E_CONFIG,
+                                  "terminal.docker_ulimits: %s: '%s' is not SOFT[:HARD] (integers or unlimited, soft <= hard), like 1024:4096",
+                                  conf[i], eq + 1);
+        }
+      if (ulimit_set (s, conf[i], soft, hard) < 0)
+        {
+          fclose (f);
+          return berth_error_set (reterr, -BERTH_E_CONFIG, "terminal.docker_ulimits: too many entries");
+        }
+      fprintf (f, "%s%s=%lld:%lld", i ? " " : "", conf[i], (long long)soft, (long long)hard);
+    }
+  if (fclose (f) != 0)
+    return oom (reterr);
+  *ret_record = joined;
+  joined = NULL;
+  return 0;
 }
 
 static const char *const cmd_sleep[] = { "sleep", "infinity", NULL };
@@ -363,6 +460,11 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
     .nano_cpus = cpu > 0 ? (int64_t)(cpu * 1e9) : 0,
     .shm_size = shm,
   };
+  _cleanup_free_ char *ulimits_rec = NULL;
+  int r = ulimits_init (cfg, s, &ulimits_rec, reterr);
+  if (r < 0)
+    return r;
+  s->o.ulimits = s->ulimits;
 
   /* By the keys a user sets; secrets (docker_env values) only as a digest,
      the cwd of docker_mount_cwd_to_workspace not at all (it is where the
@@ -391,6 +493,9 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
     fprintf (f, "terminal.docker_mount_cwd_to_workspace=%s\n", mount_cwd ? "true" : "false");
     fprintf (f, "terminal.docker_volumes=%s\n", vols_joined);
     fprintf (f, "terminal.docker_env=%s\n", *env_joined ? env_digest : "");
+    /* only when set: a container made before the key existed agrees */
+    if (*ulimits_rec)
+      fprintf (f, "terminal.docker_ulimits=%s\n", ulimits_rec);
     if (fclose (f) != 0)
       return oom (reterr);
   }
@@ -403,8 +508,14 @@ create_spec_labels (berth_env *env, create_spec *s, char digest[17], berth_error
 {
   _cleanup_free_ char *body = NULL;
   size_t len;
+  int r_;
   s->o.labels = NULL;
-  if (docker_json_container_create (&s->o, &body, &len) < 0)
+  /* without the ulimits: the settings record has the configured ones */
+  size_t n_ulimits = s->o.n_ulimits;
+  s->o.n_ulimits = 0;
+  r_ = docker_json_container_create (&s->o, &body, &len);
+  s->o.n_ulimits = n_ulimits;
+  if (r_ < 0)
     return berth_error_set (reterr, -BERTH_E_CONFIG, "terminal.docker_*: a value is not valid UTF-8");
   docker_digest (body, len, digest);
   s->labels = identity_labels (berth_env_id (env));
@@ -480,6 +591,11 @@ container_start (docker_client *c, const char *id, berth_error **reterr)
   _cleanup_free_ char *m = docker_response_message (&resp);
   long st = resp.status;
   docker_response_clear (&resp);
+  if (m && strstr (m, "rlimit"))
+    return berth_error_set (reterr, -BERTH_E_CONFIG,
+                            "starting the container failed: %s: the engine cannot grant the container's ulimits: lower them with "
+                            "terminal.docker_ulimits (e.g. nofile: 1024:4096)",
+                            m);
   return berth_error_set (reterr, st == 404 ? -ENOENT : -BERTH_E_BACKEND, "starting the container failed: %s", m ? m : "?");
 }
 

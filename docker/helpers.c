@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <berth/provider-util.h>
@@ -258,4 +259,73 @@ docker_settings_changes (const char *recorded, const char *current)
       return NULL;
     }
   return buf;
+}
+
+static const struct
+{
+  const char *name;
+  int resource;
+} ulimit_names[] = {
+  { "core", RLIMIT_CORE },         { "cpu", RLIMIT_CPU },           { "data", RLIMIT_DATA },
+  { "fsize", RLIMIT_FSIZE },       { "locks", RLIMIT_LOCKS },       { "memlock", RLIMIT_MEMLOCK },
+  { "msgqueue", RLIMIT_MSGQUEUE }, { "nice", RLIMIT_NICE },         { "nofile", RLIMIT_NOFILE },
+  { "nproc", RLIMIT_NPROC },       { "rss", RLIMIT_RSS },           { "rtprio", RLIMIT_RTPRIO },
+  { "rttime", RLIMIT_RTTIME },     { "sigpending", RLIMIT_SIGPENDING }, { "stack", RLIMIT_STACK },
+};
+
+int
+docker_ulimit_resource (const char *name)
+{
+  for (size_t i = 0; name && i < sizeof ulimit_names / sizeof ulimit_names[0]; i++)
+    if (strcmp (name, ulimit_names[i].name) == 0)
+      return ulimit_names[i].resource;
+  return -1;
+}
+
+static int
+ulimit_value (const char *s, size_t n, int64_t *ret)
+{
+  if (n == 9 && strncmp (s, "unlimited", 9) == 0)
+    {
+      *ret = -1;
+      return 0;
+    }
+  if (n == 0 || n > 19)
+    return -EINVAL;
+  int64_t v = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (s[i] < '0' || s[i] > '9')
+        return -EINVAL;
+      if (v > (INT64_MAX - (s[i] - '0')) / 10)
+        return -EINVAL;
+      v = v * 10 + (s[i] - '0');
+    }
+  *ret = v;
+  return 0;
+}
+
+int
+docker_ulimit_parse (const char *value, int64_t *ret_soft, int64_t *ret_hard)
+{
+  if (!value)
+    return -EINVAL;
+  while (isspace ((unsigned char)*value))
+    value++;
+  size_t len = strlen (value);
+  while (len > 0 && isspace ((unsigned char)value[len - 1]))
+    len--;
+  const char *colon = memchr (value, ':', len);
+  int64_t soft, hard;
+  if (ulimit_value (value, colon ? (size_t)(colon - value) : len, &soft) < 0)
+    return -EINVAL;
+  hard = soft;
+  if (colon && ulimit_value (colon + 1, len - (size_t)(colon + 1 - value), &hard) < 0)
+    return -EINVAL;
+  /* unlimited (-1) is above every number */
+  if (hard != -1 && (soft == -1 || soft > hard))
+    return -EINVAL;
+  *ret_soft = soft;
+  *ret_hard = hard;
+  return 0;
 }

@@ -182,6 +182,20 @@ build_create (yajl_gen g, const docker_create_opts *o)
     R (gkv_int (g, "ShmSize", o->shm_size));
   if (o->network_none)
     R (gkv_str (g, "NetworkMode", "none"));
+  if (o->n_ulimits > 0)
+    {
+      G (gstr (g, "Ulimits"));
+      G (yajl_gen_array_open (g));
+      for (size_t i = 0; i < o->n_ulimits; i++)
+        {
+          G (yajl_gen_map_open (g));
+          R (gkv_str (g, "Name", o->ulimits[i].name));
+          R (gkv_int (g, "Soft", o->ulimits[i].soft));
+          R (gkv_int (g, "Hard", o->ulimits[i].hard));
+          G (yajl_gen_map_close (g));
+        }
+      G (yajl_gen_array_close (g));
+    }
   R (gkv_bool (g, "Init", o->init));
   R (gkv_bool (g, "AutoRemove", false));
   G (yajl_gen_map_close (g));

@@ -16,6 +16,13 @@
    -EPROTO before any tree is built.  */
 #define DOCKER_JSON_MAX_DEPTH 64
 
+/* One entry of HostConfig.Ulimits (-1: unlimited).  */
+typedef struct docker_ulimit
+{
+  char name[16];
+  int64_t soft, hard;
+} docker_ulimit;
+
 typedef struct docker_create_opts
 {
   const char *image;
@@ -34,6 +41,8 @@ typedef struct docker_create_opts
   int64_t memory;     /* bytes, 0: unset */
   int64_t nano_cpus;  /* 0: unset */
   int64_t shm_size;   /* bytes, 0: unset */
+  const docker_ulimit *ulimits; /* HostConfig.Ulimits, N_ULIMITS of them */
+  size_t n_ulimits;
   bool redact_env;    /* emit env names only (for a config digest) */
 } docker_create_opts;
 

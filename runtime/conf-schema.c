@@ -68,6 +68,7 @@ static const schema_key config_schema[] = {
   SCHEMA_BOOLEAN ("terminal.container_persistent"),
   SCHEMA_STR ("terminal.docker_shm_size"),
   SCHEMA_COUNT ("terminal.docker_pids_limit"),
+  { "terminal.docker_ulimits", SCHEMA_STRMAP, "a mapping of ulimit names to SOFT[:HARD] (integers or unlimited)" },
   SCHEMA_BOOLEAN ("terminal.docker_run_as_host_user"),
   SCHEMA_BOOLEAN ("terminal.docker_snap_compat"),
   SCHEMA_BOOLEAN ("terminal.docker_mount_cwd_to_workspace"),

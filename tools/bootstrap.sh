@@ -28,7 +28,8 @@ apt-get install -y -qq --no-install-recommends \
   build-essential autoconf automake libtool pkg-config autoconf-archive git ca-certificates \
   libyaml-dev libcurl4-openssl-dev libyajl-dev libcap-dev libmount-dev libseccomp-dev libcmocka-dev \
   bash bash-static busybox-static util-linux bsdutils procps iproute2 jq time xz-utils file man-db curl openssl binutils python3 \
-  openssh-server openssh-client bubblewrap docker.io docker-registry >/dev/null
+  openssh-server openssh-client bubblewrap docker.io docker-registry \
+  podman catatonit uidmap slirp4netns fuse-overlayfs runc >/dev/null
 services_release
 
 NOCONFIGURE=1 ./autogen.sh
