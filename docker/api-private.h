@@ -14,6 +14,7 @@
 #include <berth/provider-util.h>
 
 #include "api.h"
+#include "dial.h"
 
 struct docker_client
 {
@@ -21,6 +22,13 @@ struct docker_client
   char *docker_host; /* DOCKER_HOST, or the default */
   char *socket_path; /* unix, or NULL */
   char *base_url;    /* "http://localhost", "https://host:2376" */
+  char *source;      /* where the host came from: "DOCKER_HOST", "the docker context X (...)" */
+  bool ssh;          /* ssh://: every connection is an ssh child (dial.c) */
+  docker_ssh_target ssh_target;
+  int ssh_listen;     /* where libcurl connects: the socket at ssh_path */
+  char ssh_path[128];
+  docker_dial *dials; /* the ssh children, one per connection */
+  size_t n_dials, last_dial;
   bool tls, tls_verify;
   char *ca, *cert, *key;
   CURL *easy; /* the request lane, reused (keeps its connection) */

@@ -506,6 +506,43 @@ docker_json_image_entrypoint (const char *body, size_t len, char **ret_entrypoin
   return r;
 }
 
+int
+docker_json_current_context (const char *body, size_t len, char **ret_name)
+{
+  yajl_val v;
+  int r = tree_parse (body, len, &v);
+  if (r < 0)
+    return r;
+  if (!YAJL_IS_OBJECT (v))
+    {
+      yajl_tree_free (v);
+      return -EPROTO;
+    }
+  static const char *const p[] = { "currentContext", NULL };
+  const char *name = get_str (v, p);
+  r = dup_opt (name && *name ? name : NULL, ret_name);
+  yajl_tree_free (v);
+  return r;
+}
+
+int
+docker_json_context_endpoint (const char *body, size_t len, char **ret_host, bool *ret_skip_tls_verify)
+{
+  yajl_val v;
+  int r = tree_parse (body, len, &v);
+  if (r < 0)
+    return r;
+  static const char *const ph[] = { "Endpoints", "docker", "Host", NULL };
+  static const char *const ps[] = { "Endpoints", "docker", "SkipTLSVerify", NULL };
+  const char *host = YAJL_IS_OBJECT (v) ? get_str (v, ph) : NULL;
+  yajl_val skip = YAJL_IS_OBJECT (v) ? yajl_tree_get (v, (const char **)ps, yajl_t_true) : NULL;
+  r = host && *host ? dup_opt (host, ret_host) : -EPROTO;
+  if (r >= 0)
+    *ret_skip_tls_verify = skip != NULL;
+  yajl_tree_free (v);
+  return r;
+}
+
 void
 docker_container_clear (docker_container *c)
 {

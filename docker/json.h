@@ -68,6 +68,12 @@ int docker_json_info_ncpu (const char *body, size_t len, int64_t *ret_ncpu);
    when none).  */
 int docker_json_image_entrypoint (const char *body, size_t len, char **ret_entrypoint0);
 
+/* The docker CLI's config.json: "currentContext" (NULL when unset or "").  */
+int docker_json_current_context (const char *body, size_t len, char **ret_name);
+/* A context's meta.json: Endpoints.docker.Host and .SkipTLSVerify;
+   -EPROTO without a host.  */
+int docker_json_context_endpoint (const char *body, size_t len, char **ret_host, bool *ret_skip_tls_verify);
+
 typedef struct docker_container
 {
   char *id;
