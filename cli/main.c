@@ -26,6 +26,7 @@ static const char usage[] =
   "  config get KEY | set KEY VALUE | unset KEY | list [--show-origin] [--json] | path\n"
   "  plugins list [--json] | enable NAME | disable NAME\n"
   "  bench [-b BACKEND] [-n N] [--json] [COMMAND]\n"
+  "  pull [-b BACKEND] [-q] IMAGE  fetch an image ahead of its first use\n"
   "  version [--json]\n"
   "\n"
   "Exit status: the command's own (124 timed out, 130 interrupted, 141 stdout\n"
@@ -253,6 +254,7 @@ static const struct
   { "config", cmd_config },
   { "plugins", cmd_plugins },
   { "bench", cmd_bench },
+  { "pull", cmd_pull },
   { "version", cmd_version },
 };
 

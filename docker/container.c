@@ -87,7 +87,9 @@ image_ref_ok (const char *ref)
 
 typedef struct pull_state
 {
-  berth_env *env;
+  berth_env *env; /* for the log lines of a pull on first use, or NULL */
+  berth_pull_fn fn; /* berth pull's progress, or NULL */
+  void *userdata;
   const char *image;
   docker_stream_parser *parser;
   char error[1024];
@@ -104,6 +106,11 @@ pull_record (void *userdata, const char *status, const char *id, int64_t current
       if (!ps->error[0])
         snprintf (ps->error, sizeof ps->error, "%s", error);
       return;
+    }
+  if (ps->fn && status)
+    {
+      berth_pull_event ev = { .size = sizeof ev, .layer = id, .status = status, .current = current, .total = total };
+      ps->fn (ps->userdata, &ev);
     }
   if (!ps->env || !status)
     return;
@@ -129,7 +136,7 @@ pull_chunk (void *userdata, const char *data, size_t len)
 }
 
 static int
-image_pull (berth_env *env, docker_client *c, const char *image, berth_error **reterr)
+image_pull (berth_env *env, docker_client *c, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr)
 {
   _cleanup_free_ char *repo = NULL, *tag = NULL, *erepo = NULL, *etag = NULL, *path = NULL;
   if (docker_image_split (image, &repo, &tag) < 0)
@@ -140,7 +147,7 @@ image_pull (berth_env *env, docker_client *c, const char *image, berth_error **r
     return oom (reterr);
   if (asprintf (&path, "/images/create?fromImage=%s%s%s", erepo, etag ? "&tag=" : "", etag ? etag : "") < 0)
     return oom (reterr);
-  pull_state ps = { .env = env, .image = image };
+  pull_state ps = { .env = env, .fn = fn, .userdata = userdata, .image = image };
   ps.parser = docker_pull_parser_new (pull_record, &ps);
   if (!ps.parser)
     return oom (reterr);
@@ -172,7 +179,8 @@ image_pull (berth_env *env, docker_client *c, const char *image, berth_error **r
         return berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "cannot pull image %s: the registry is unreachable (%s): check the network or the registry address", image, m);
       if (st == 404 || strstr (m, "not found") || strstr (m, "manifest unknown") || strstr (m, "does not exist")
           || strstr (m, "pull access denied"))
-        return berth_error_set (reterr, -BERTH_E_CONFIG, "no such image %s (%s): check terminal.docker_image", image, m);
+        return berth_error_set (reterr, -BERTH_E_CONFIG, "no such image %s (%s): check %s", image, m,
+                                env ? "terminal.docker_image" : "the image's name, tag and registry");
       return berth_error_set (reterr, -BERTH_E_BACKEND, "cannot pull image %s: %s", image, m);
     }
   docker_response_clear (&resp);
@@ -216,11 +224,27 @@ docker_image_ensure (berth_env *env, docker_client *c, const char *image, char *
           return berth_error_set (reterr, -BERTH_E_BACKEND, "image %s: the engine answered HTTP %ld: %s", image, st, m ? m : "?");
         }
       docker_response_clear (&resp);
-      r = image_pull (env, c, image, reterr);
+      r = image_pull (env, c, image, NULL, NULL, reterr);
       if (r < 0)
         return r;
     }
   return berth_error_set (reterr, -BERTH_E_BACKEND, "image %s is still missing after the pull", image);
+}
+
+int
+docker_pull (const berth_config *cfg, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr)
+{
+  (void)cfg;
+  if (!image_ref_ok (image))
+    return berth_error_set (reterr, -BERTH_E_CONFIG, "invalid image reference '%s'", image);
+  docker_client *c = NULL;
+  int r = docker_client_new (&c, reterr);
+  if (r < 0)
+    return r;
+  /* a pull may take long: no overall timeout (docker_request_stream) */
+  r = image_pull (NULL, c, image, fn, userdata, reterr);
+  docker_client_free (c);
+  return r;
 }
 
 /* ---- configuration ---- */

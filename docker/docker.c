@@ -246,6 +246,7 @@ const berth_provider_ops berth_docker_provider = {
   .cleanup = docker_cleanup,
   .gc = docker_gc,
   .free_data = docker_env_data_free,
+  .pull = docker_pull,
 };
 
 BERTH_PROVIDER_EXPORT (berth_docker_provider)

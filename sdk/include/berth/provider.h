@@ -176,6 +176,9 @@ typedef struct berth_provider_ops
   /* BERTH_PREFIX_* that hold for the start transport (the environment
      reaches the command; req->extra_fd becomes its fd 3).  */
   uint32_t start_flags;
+  /* Optional: fetch IMAGE into the backend's store now (berth pull),
+     progress through FN (may be NULL).  */
+  int (*pull) (const berth_config *cfg, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr);
 } berth_provider_ops;
 
 #define BERTH_PROVIDER_OPS_INIT .abi = BERTH_PROVIDER_ABI, .size = sizeof (berth_provider_ops)
