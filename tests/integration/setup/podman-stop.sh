@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Undo tests/integration/setup/podman.sh: remove the containers left in
 # its private storages, stop its two services (root and rootless, by the
-# process groups it started: a podman it did not start is left), give
+# process groups it started: a podman it did not start is left) and the
+# rootless pause process, give
 # /dev/net/tun its mode back and remove the /run/user/UID it made.  The
 # user berthpodman and the loaded image stay (the next run reuses them).
 # Idempotent.
@@ -43,8 +44,18 @@ if [ -f "$state/tun-mode" ]; then
   chmod "$(cat "$state/tun-mode")" /dev/net/tun 2>/dev/null && say "restored the mode of /dev/net/tun"
   rm -f "$state/tun-mode"
 fi
-if [ -f "$state/made-xdg" ] && id "$user" >/dev/null 2>&1; then
-  rm -rf "/run/user/$(id -u "$user")"
-  rm -f "$state/made-xdg"
+if id "$user" >/dev/null 2>&1; then
+  xdg=/run/user/$(id -u "$user")
+  # rootless podman's pause process (catatonit -P), which keeps the user
+  # namespace: by its pid file, and only if it is that user's
+  pause=$(cat "$xdg/libpod/tmp/pause.pid" 2>/dev/null)
+  if [ -n "$pause" ] && [ "$(stat -c %U "/proc/$pause" 2>/dev/null)" = "$user" ]; then
+    # it ignores SIGTERM
+    kill -KILL "$pause" 2>/dev/null && say "stopped the rootless pause process ($pause)"
+  fi
+  if [ -f "$state/made-xdg" ]; then
+    rm -rf "$xdg"
+    rm -f "$state/made-xdg"
+  fi
 fi
 exit 0
