@@ -615,6 +615,11 @@ container_start (docker_client *c, const char *id, berth_error **reterr)
   _cleanup_free_ char *m = docker_response_message (&resp);
   long st = resp.status;
   docker_response_clear (&resp);
+  if (m && (strstr (m, "catatonit") || strstr (m, "init binary")))
+    return berth_error_set (reterr, -BERTH_E_UNAVAILABLE,
+                            "starting the container failed: %s: the engine has no init for the container (Podman: install catatonit "
+                            "where it runs, apt install catatonit), or set terminal.docker_snap_compat: true",
+                            m);
   if (m && strstr (m, "rlimit"))
     return berth_error_set (reterr, -BERTH_E_CONFIG,
                             "starting the container failed: %s: the engine cannot grant the container's ulimits: lower them with "
@@ -712,6 +717,11 @@ container_create (berth_env *env, docker_env_data *d, create_spec *s, char **ret
       _cleanup_free_ char *m = docker_response_message (&resp);
       long st = resp.status;
       docker_response_clear (&resp);
+      if (m && (strstr (m, "catatonit") || strstr (m, "init binary")))
+        return berth_error_set (reterr, -BERTH_E_UNAVAILABLE,
+                                "creating the container failed: %s: the engine has no init for the container (Podman: install "
+                                "catatonit where it runs, apt install catatonit), or set terminal.docker_snap_compat: true",
+                                m);
       return berth_error_set (reterr, -BERTH_E_BACKEND, "creating the container failed (HTTP %ld): %s", st, m ? m : "?");
     }
   docker_response_clear (&resp);
