@@ -25,6 +25,7 @@ struct docker_client
   char *source;      /* where the host came from: "DOCKER_HOST", "the docker context X (...)" */
   bool ssh;          /* ssh://: every connection is an ssh child (dial.c) */
   docker_ssh_target ssh_target;
+  char *ssh_control; /* the ssh ControlPath, or NULL */
   int ssh_listen;     /* where libcurl connects: the socket at ssh_path */
   char ssh_path[128];
   docker_dial *dials; /* the ssh children, one per connection */

@@ -134,6 +134,7 @@ client_configure (docker_client *c, berth_error **reterr)
       if (r >= 0)
         {
           c->ssh = true;
+          c->ssh_control = docker_ssh_control_path ();
           c->base_url = strdup ("http://localhost");
         }
     }
@@ -253,6 +254,7 @@ docker_client_free (docker_client *c)
       docker_dial_unlisten (c->ssh_path);
     }
   docker_ssh_target_clear (&c->ssh_target);
+  free (c->ssh_control);
   free (c->source);
   free (c->display);
   free (c->docker_host);
@@ -330,7 +332,7 @@ ssh_open (void *clientp, curlsocktype purpose, struct curl_sockaddr *address)
     return CURL_SOCKET_BAD;
   c->dials = v;
   docker_dial *d = &c->dials[c->n_dials];
-  int r = docker_dial_spawn (&c->ssh_target, c->ssh_listen, d);
+  int r = docker_dial_spawn (&c->ssh_target, c->ssh_control, c->ssh_listen, d);
   if (r < 0)
     {
       berth_debugf ("docker", "cannot start ssh for %s: %s", c->docker_host, strerror (-r));

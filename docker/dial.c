@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -129,13 +130,48 @@ docker_ssh_parse (const char *url, docker_ssh_target *ret, berth_error **reterr)
   return 0;
 }
 
+char *
+docker_ssh_control_path (void)
+{
+  /* only a directory that is ours alone: a control socket another user
+     could plant would get our connections */
+  const char *base = getenv ("XDG_RUNTIME_DIR");
+  struct stat st;
+  char *dir = NULL, *path = NULL;
+  if (!base || base[0] != '/' || strlen (base) > 50 || stat (base, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != getuid ()
+      || (st.st_mode & 077) != 0)
+    return NULL;
+  if (asprintf (&dir, "%s/berth", base) < 0)
+    return NULL;
+  if ((mkdir (dir, 0700) < 0 && errno != EEXIST) || lstat (dir, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != getuid ()
+      || (st.st_mode & 077) != 0 || asprintf (&path, "%s/dssh-%%C", dir) < 0)
+    path = NULL;
+  free (dir);
+  return path;
+}
+
 char **
-docker_ssh_argv (const docker_ssh_target *t, const char *ssh)
+docker_ssh_argv (const docker_ssh_target *t, const char *ssh, const char *control)
 {
   /* BatchMode: a library has no one to type a password; ssh fails at
      once with its reason instead of waiting on the terminal.  */
-  char **v = berth_strv_new (ssh ? ssh : "ssh", "-o", "ConnectTimeout=30", "-o", "BatchMode=yes", "-T", NULL);
+  char **v = berth_strv_new (ssh ? ssh : "ssh", "-o", "ConnectTimeout=30", "-o", "BatchMode=yes", NULL);
   int r = v ? 0 : -ENOMEM;
+  if (r >= 0 && control)
+    {
+      /* one master per engine, shared by every connection to it (the
+         request lane, each exec stream) for 60 s after the last: the
+         handshake is paid once, not per command */
+      char *cp = NULL;
+      if (asprintf (&cp, "ControlPath=%s", control) < 0)
+        r = -ENOMEM;
+      static const char *const mux[] = { "-o", "ControlMaster=auto", "-o", NULL, "-o", "ControlPersist=60" };
+      for (size_t i = 0; r >= 0 && i < sizeof mux / sizeof mux[0]; i++)
+        r = berth_strv_push (&v, mux[i] ? mux[i] : cp);
+      free (cp);
+    }
+  if (r >= 0)
+    r = berth_strv_push (&v, "-T");
   if (r >= 0 && t->user)
     {
       r = berth_strv_push (&v, "-l");
@@ -207,12 +243,12 @@ docker_dial_unlisten (const char *path)
 }
 
 int
-docker_dial_spawn (const docker_ssh_target *t, int listen_fd, docker_dial *ret)
+docker_dial_spawn (const docker_ssh_target *t, const char *control, int listen_fd, docker_dial *ret)
 {
   char *ssh = berth_find_program ("ssh");
   if (!ssh)
     return -ENOENT;
-  char **argv = docker_ssh_argv (t, ssh);
+  char **argv = docker_ssh_argv (t, ssh, control);
   free (ssh);
   if (!argv)
     return -ENOMEM;

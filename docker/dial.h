@@ -22,10 +22,16 @@ typedef struct docker_ssh_target
    a user or host starting with '-' is -BERTH_E_CONFIG.  */
 int docker_ssh_parse (const char *url, docker_ssh_target *ret, berth_error **reterr);
 void docker_ssh_target_clear (docker_ssh_target *t);
-/* ssh -o ConnectTimeout=30 -o BatchMode=yes -T [-l USER] [-p PORT] -- HOST
-   docker system dial-stdio (SSH: the program, from PATH when NULL).
-   Caller frees with berth_strv_free.  */
-char **docker_ssh_argv (const docker_ssh_target *t, const char *ssh);
+/* ssh -o ConnectTimeout=30 -o BatchMode=yes [-o ControlMaster=auto -o
+   ControlPath=CONTROL -o ControlPersist=60] -T [-l USER] [-p PORT] -- HOST
+   docker system dial-stdio (SSH: the program, from PATH when NULL;
+   CONTROL: NULL for no multiplexing).  Caller frees with berth_strv_free. */
+char **docker_ssh_argv (const docker_ssh_target *t, const char *ssh, const char *control);
+/* Where this user's ssh masters for docker engines live:
+   "$XDG_RUNTIME_DIR/berth/dssh-%C" (the directory made 0700), or NULL
+   when there is no private runtime directory (then no multiplexing).
+   Caller frees.  */
+char *docker_ssh_control_path (void);
 
 typedef struct docker_dial
 {
@@ -44,8 +50,9 @@ void docker_dial_unlisten (const char *path);
    this process only (SO_PEERCRED), for at most 60 s -- and carries it
    as its stdin and stdout.  The child is in a process group of its own
    (the terminal's ^C goes to berth, which then closes the connection).
-   RET->fd is a fresh unconnected socket for the caller to connect.  */
-int docker_dial_spawn (const docker_ssh_target *t, int listen_fd, docker_dial *ret);
+   RET->fd is a fresh unconnected socket for the caller to connect.
+   CONTROL: as for docker_ssh_argv.  */
+int docker_dial_spawn (const docker_ssh_target *t, const char *control, int listen_fd, docker_dial *ret);
 /* Close our end (ssh sees EOF and exits).  */
 void docker_dial_close (docker_dial *d);
 /* Reap the child within WAIT_MS (0: only if it already exited; < 0: kill

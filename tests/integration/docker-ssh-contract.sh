@@ -26,14 +26,22 @@ command -v docker >/dev/null && docker image inspect berth-test:latest >/dev/nul
 d=$(mktemp -d "${TMPDIR:-/tmp}/berth-docker-ssh.XXXXXX")
 granted=
 cleanup () {
+  # the ssh masters berth left for reuse (ControlPersist): ours, by socket
+  for s in "$d"/mux/*; do
+    [ -S "$s" ] && ssh -o ControlPath="$s" -O exit -p "$BERTH_SSHD_PORT" "$BERTH_SSHD_USER@$BERTH_SSHD_HOST" >/dev/null 2>&1
+  done
   [ -n "$granted" ] && gpasswd -d "$BERTH_SSHD_USER" "$granted" >/dev/null 2>&1
   rm -rf "$d"
 }
 trap cleanup EXIT
-mkdir -p "$d/bin"
+mkdir -p "$d/bin" "$d/mux"
+chmod 0700 "$d/mux"
+# The first value of an option wins: the masters berth starts (its
+# ControlMaster=auto) get their sockets here, where cleanup finds them.
 cat > "$d/bin/ssh" <<SSH
 #!/bin/sh
-exec $(command -v ssh) -i "$BERTH_SSHD_KEY" -o IdentitiesOnly=yes -o UserKnownHostsFile="$BERTH_SSHD_KNOWN_HOSTS" -o StrictHostKeyChecking=yes "\$@"
+exec $(command -v ssh) -i "$BERTH_SSHD_KEY" -o IdentitiesOnly=yes -o UserKnownHostsFile="$BERTH_SSHD_KNOWN_HOSTS" -o StrictHostKeyChecking=yes \\
+  -o ControlPath="$d/mux/%C" "\$@"
 SSH
 chmod +x "$d/bin/ssh"
 export PATH=$d/bin:$PATH

@@ -208,12 +208,32 @@ test_ssh_targets (void **state)
   assert_string_equal (t.user, "me");
   assert_string_equal (t.host, "host.example");
   assert_string_equal (t.port, "2222");
-  char **argv = docker_ssh_argv (&t, "/usr/bin/ssh");
+  char **argv = docker_ssh_argv (&t, "/usr/bin/ssh", NULL);
   char joined[512] = "";
   for (size_t i = 0; argv[i]; i++)
     snprintf (joined + strlen (joined), sizeof joined - strlen (joined), "%s%s", i ? " " : "", argv[i]);
   assert_string_equal (joined, "/usr/bin/ssh -o ConnectTimeout=30 -o BatchMode=yes -T -l me -p 2222 -- host.example docker system dial-stdio");
   berth_strv_free (argv);
+  argv = docker_ssh_argv (&t, "/usr/bin/ssh", "/run/user/7/berth/dssh-%C");
+  joined[0] = '\0';
+  for (size_t i = 0; argv[i]; i++)
+    snprintf (joined + strlen (joined), sizeof joined - strlen (joined), "%s%s", i ? " " : "", argv[i]);
+  assert_string_equal (joined, "/usr/bin/ssh -o ConnectTimeout=30 -o BatchMode=yes -o ControlMaster=auto -o ControlPath=/run/user/7/berth/dssh-%C "
+                               "-o ControlPersist=60 -T -l me -p 2222 -- host.example docker system dial-stdio");
+  berth_strv_free (argv);
+  /* the masters live only in a runtime directory that is ours alone */
+  char xdg[128], *cp;
+  snprintf (xdg, sizeof xdg, "%s/xdg", tmp);
+  assert_int_equal (mkdir (xdg, 0755), 0);
+  setenv ("XDG_RUNTIME_DIR", xdg, 1);
+  assert_null (docker_ssh_control_path ());
+  assert_int_equal (chmod (xdg, 0700), 0);
+  cp = docker_ssh_control_path ();
+  assert_non_null (cp);
+  assert_non_null (strstr (cp, "/xdg/berth/dssh-%C"));
+  free (cp);
+  unsetenv ("XDG_RUNTIME_DIR");
+  assert_null (docker_ssh_control_path ());
   docker_ssh_target_clear (&t);
   assert_int_equal (docker_ssh_parse ("ssh://host/", &t, NULL), 0);
   assert_null (t.user);
@@ -282,7 +302,7 @@ main (void)
     cmocka_unit_test (test_sha256),
     cmocka_unit_test_setup_teardown (test_default_and_docker_host, setup, teardown),
     cmocka_unit_test_setup_teardown (test_contexts, setup, teardown),
-    cmocka_unit_test (test_ssh_targets),
+    cmocka_unit_test_setup_teardown (test_ssh_targets, setup, teardown),
     cmocka_unit_test (test_ulimits),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
