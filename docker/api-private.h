@@ -36,6 +36,7 @@ struct docker_client
   long timeout_ms;
   uint64_t deadline_ms; /* CLOCK_MONOTONIC bound of the caller's call, 0: none */
   bool negotiated;
+  bool podman; /* the engine answered as Podman (Server: Libpod/...) */
   char api[16];
   char *server_version;
 };

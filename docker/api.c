@@ -303,6 +303,12 @@ docker_client_server_version (const docker_client *c)
   return c->server_version;
 }
 
+const char *
+docker_client_engine (const docker_client *c)
+{
+  return c->podman ? "Podman" : "Docker";
+}
+
 /* ---- ssh:// (dial.c): libcurl's socket is an ssh child's stdin/stdout ---- */
 
 static curl_socket_t
@@ -772,10 +778,12 @@ docker_client_negotiate (docker_client *c, berth_error **reterr)
   if (status != 200 || !hd.api_version[0] || strncmp (hd.api_version, "1.", 2) != 0)
     return negotiate_version (c, reterr);
   const char *server = hd.server;
-  if (strncmp (server, "Docker/", 7) == 0)
+  size_t k = strncmp (server, "Docker/", 7) == 0 ? 7 : strncmp (server, "Libpod/", 7) == 0 ? 7 : 0;
+  c->podman = strncmp (server, "Libpod/", 7) == 0; /* "Libpod/4.3.1 (linux)" */
+  if (k)
     {
-      server += 7;
-      hd.server[7 + strcspn (server, " ")] = '\0';
+      server += k;
+      hd.server[k + strcspn (server, " ")] = '\0';
     }
   return set_api (c, *server ? server : "unknown", hd.api_version, NULL, reterr);
 }

@@ -48,6 +48,9 @@ int docker_client_ping (docker_client *c, long timeout_ms, char **ret_reason);
 int docker_client_negotiate (docker_client *c, berth_error **reterr);
 const char *docker_client_api_version (const docker_client *c);
 const char *docker_client_server_version (const docker_client *c);
+/* "Docker", or "Podman" for Podman's Docker-compatible API (once
+   negotiated).  */
+const char *docker_client_engine (const docker_client *c);
 
 typedef struct docker_response
 {

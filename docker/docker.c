@@ -202,7 +202,7 @@ docker_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
     }
   else
     {
-      if (asprintf (&detail, "Docker %s, API %s", docker_client_server_version (c), docker_client_api_version (c)) < 0)
+      if (asprintf (&detail, "%s %s, API %s", docker_client_engine (c), docker_client_server_version (c), docker_client_api_version (c)) < 0)
         detail = NULL;
       fn (userdata, "API version", true, detail, NULL);
       free (detail);
