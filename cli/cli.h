@@ -184,6 +184,7 @@ int cmd_ps (const cli_opts *o, int argc, char **argv);
 int cmd_logs (const cli_opts *o, int argc, char **argv);
 int cmd_attach (const cli_opts *o, int argc, char **argv);
 int cmd_stop (const cli_opts *o, int argc, char **argv);
+int cmd_pull (const cli_opts *o, int argc, char **argv);
 int berth_cmd_plugins (berth_ctx *ctx, int argc, char **argv);
 
 #endif

@@ -103,6 +103,12 @@ static const cli_option reap_options[] = {
   { 0 },
 };
 
+static const cli_option pull_options[] = {
+  OPT_BACKEND ("the backend whose image store gets it (default: terminal.backend)"),
+  { 'q', "quiet", CLI_VALUE_NONE, NULL, "print nothing" },
+  { 0 },
+};
+
 static const cli_option exec_stream_options[] = {
   OPT_BACKEND ("backend (default: terminal.backend, else local)"),
   OPT_ENV ("named, persistent environment"),
@@ -247,6 +253,13 @@ const cli_command cli_commands[] = {
     "Kill the whole tree of process ID where it runs (children that left its\n"
     "session too).",
     process_env_options, CLI_VALUE_WORD },
+  { "pull", cmd_pull, "[-b BACKEND] [-q] IMAGE", "fetch an image now, with progress",
+    "Fetch IMAGE into the backend's image store now (docker: its engine), so\n"
+    "that the first environment made from it does not wait for the download.\n"
+    "On a terminal each layer has a line redrawn in place (status, bar, bytes,\n"
+    "percentage); otherwise one plain line per change of a layer's status.\n"
+    "A missing image, an unreachable registry or engine exits 125.",
+    pull_options, CLI_VALUE_WORD },
   { "reap", cmd_reap, "--idle SECONDS [--json]", "suspend idle environments (keeping their workspace)",
     "Suspend every named environment unused for more than SECONDS, each under\n"
     "the scope that created it: docker stops its container, ssh drops its\n"

@@ -14,6 +14,7 @@
 #include <berth/provider-util.h>
 
 #include "api.h"
+#include "dial.h"
 
 struct docker_client
 {
@@ -21,12 +22,21 @@ struct docker_client
   char *docker_host; /* DOCKER_HOST, or the default */
   char *socket_path; /* unix, or NULL */
   char *base_url;    /* "http://localhost", "https://host:2376" */
+  char *source;      /* where the host came from: "DOCKER_HOST", "the docker context X (...)" */
+  bool ssh;          /* ssh://: every connection is an ssh child (dial.c) */
+  docker_ssh_target ssh_target;
+  char *ssh_control; /* the ssh ControlPath, or NULL */
+  int ssh_listen;     /* where libcurl connects: the socket at ssh_path */
+  char ssh_path[128];
+  docker_dial *dials; /* the ssh children, one per connection */
+  size_t n_dials, last_dial;
   bool tls, tls_verify;
   char *ca, *cert, *key;
   CURL *easy; /* the request lane, reused (keeps its connection) */
   long timeout_ms;
   uint64_t deadline_ms; /* CLOCK_MONOTONIC bound of the caller's call, 0: none */
   bool negotiated;
+  bool podman; /* the engine answered as Podman (Server: Libpod/...) */
   char api[16];
   char *server_version;
 };

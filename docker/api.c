@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,9 +22,9 @@
 #include "api.h"
 #include "api-private.h"
 #include "helpers.h"
+#include "host.h"
 #include "json.h"
 
-#define DEFAULT_SOCKET "/var/run/docker.sock"
 #define ERROR_BODY_MAX (64u << 10)
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -85,36 +86,86 @@ file_exists (const char *p)
   return p && access (p, R_OK) == 0;
 }
 
-/* Parse DOCKER_HOST.  */
+/* TLS material of DIR (ca.pem, cert.pem, key.pem).  */
+static void
+tls_files (docker_client *c, const char *dir)
+{
+  c->ca = path_join (dir, "ca.pem");
+  c->cert = path_join (dir, "cert.pem");
+  c->key = path_join (dir, "key.pem");
+}
+
+/* The engine, chosen as the docker CLI chooses it (host.c).  */
 static int
 client_configure (docker_client *c, berth_error **reterr)
 {
-  const char *host = getenv ("DOCKER_HOST");
-  if (!host || !*host)
-    host = "unix://" DEFAULT_SOCKET;
+  docker_host_choice choice;
+  int r = docker_host_resolve (&choice, reterr);
+  if (r < 0)
+    return r;
+  const char *host = choice.host;
   c->docker_host = strdup (host);
-  if (!c->docker_host)
-    return berth_error_set (reterr, -ENOMEM, "out of memory");
+  c->source = strdup (choice.source);
+  if (!c->docker_host || !c->source)
+    {
+      docker_host_choice_clear (&choice);
+      return berth_error_set (reterr, -ENOMEM, "out of memory");
+    }
+  /* what messages call it: DOCKER_HOST as set, or where it came from */
+  bool from_env = strcmp (choice.source, "DOCKER_HOST") == 0 || strcmp (choice.source, "the default") == 0;
   if (strncmp (host, "unix://", 7) == 0)
     {
       const char *p = host + 7;
       if (*p != '/')
-        return berth_error_set (reterr, -BERTH_E_CONFIG, "DOCKER_HOST=%s: the socket path must be absolute", host);
-      if (strlen (p) >= sizeof ((struct sockaddr_un *)0)->sun_path)
-        return berth_error_set (reterr, -BERTH_E_CONFIG, "DOCKER_HOST=%s: socket path too long (max 107 bytes)", host);
-      c->socket_path = strdup (p);
-      c->base_url = strdup ("http://localhost");
-      c->display = strdup (host);
+        r = berth_error_set (reterr, -BERTH_E_CONFIG, "DOCKER_HOST=%s (%s): the socket path must be absolute", host, choice.source);
+      else if (strlen (p) >= sizeof ((struct sockaddr_un *)0)->sun_path)
+        r = berth_error_set (reterr, -BERTH_E_CONFIG, "DOCKER_HOST=%s (%s): socket path too long (max 107 bytes)", host, choice.source);
+      else
+        {
+          c->socket_path = strdup (p);
+          c->base_url = strdup ("http://localhost");
+        }
+    }
+  else if (strncmp (host, "ssh://", 6) == 0)
+    {
+      r = docker_ssh_parse (host, &c->ssh_target, reterr);
+      if (r >= 0 && (r = docker_dial_listen (c->ssh_path, &c->ssh_listen)) < 0)
+        r = berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "DOCKER_HOST=%s: cannot create the local socket for ssh: %s", host, strerror (-r));
+      if (r >= 0)
+        {
+          c->ssh = true;
+          c->ssh_control = docker_ssh_control_path ();
+          c->base_url = strdup ("http://localhost");
+        }
     }
   else if (strncmp (host, "tcp://", 6) == 0)
     {
       const char *hp = host + 6;
       size_t n = strcspn (hp, "/");
       if (n == 0 || n > 255)
-        return berth_error_set (reterr, -BERTH_E_CONFIG, "DOCKER_HOST=%s: expected tcp://HOST:PORT", host);
-      const char *v = getenv ("DOCKER_TLS_VERIFY"), *t = getenv ("DOCKER_TLS");
-      c->tls_verify = v && *v;
-      c->tls = c->tls_verify || (t && *t);
+        {
+          docker_host_choice_clear (&choice);
+          return berth_error_set (reterr, -BERTH_E_CONFIG, "DOCKER_HOST=%s (%s): expected tcp://HOST:PORT", host, c->source);
+        }
+      if (choice.context)
+        {
+          /* a context carries its own TLS material, the environment's
+             DOCKER_TLS* do not apply (as with the docker CLI) */
+          char *ca = choice.tls_dir ? path_join (choice.tls_dir, "ca.pem") : NULL;
+          char *cert = choice.tls_dir ? path_join (choice.tls_dir, "cert.pem") : NULL;
+          c->tls = file_exists (ca) || file_exists (cert);
+          c->tls_verify = c->tls && !choice.skip_tls_verify;
+          if (c->tls)
+            tls_files (c, choice.tls_dir);
+          free (ca);
+          free (cert);
+        }
+      else
+        {
+          const char *v = getenv ("DOCKER_TLS_VERIFY"), *t = getenv ("DOCKER_TLS");
+          c->tls_verify = v && *v;
+          c->tls = c->tls_verify || (t && *t);
+        }
       bool has_port = memchr (hp, ':', n) != NULL && hp[0] != '[';
       if (hp[0] == '[')
         has_port = n > 0 && memchr (hp, ']', n) && ((const char *)memchr (hp, ']', n))[1] == ':';
@@ -122,9 +173,7 @@ client_configure (docker_client *c, berth_error **reterr)
                     has_port ? "" : (c->tls ? ":2376" : ":2375"))
           < 0)
         c->base_url = NULL;
-      if (asprintf (&c->display, "%s%s", host, c->tls ? " (TLS)" : "") < 0)
-        c->display = NULL;
-      if (c->tls)
+      if (c->tls && !choice.context)
         {
           const char *dir = getenv ("DOCKER_CERT_PATH");
           char *def = NULL;
@@ -136,25 +185,30 @@ client_configure (docker_client *c, berth_error **reterr)
               dir = def;
             }
           if (dir)
-            {
-              c->ca = path_join (dir, "ca.pem");
-              c->cert = path_join (dir, "cert.pem");
-              c->key = path_join (dir, "key.pem");
-            }
+            tls_files (c, dir);
           free (def);
           if (c->tls_verify && !file_exists (c->ca))
-            return berth_error_set (reterr, -BERTH_E_CONFIG,
-                                    "DOCKER_TLS_VERIFY is set but %s is missing: set DOCKER_CERT_PATH to the directory with ca.pem, cert.pem and key.pem",
-                                    c->ca ? c->ca : "ca.pem");
+            r = berth_error_set (reterr, -BERTH_E_CONFIG,
+                                 "DOCKER_TLS_VERIFY is set but %s is missing: set DOCKER_CERT_PATH to the directory with ca.pem, cert.pem and key.pem",
+                                 c->ca ? c->ca : "ca.pem");
         }
+      else if (c->tls_verify && !file_exists (c->ca))
+        r = berth_error_set (reterr, -BERTH_E_CONFIG, "%s verifies TLS but %s/ca.pem is missing: recreate the context with its certificates, or set SkipTLSVerify",
+                             c->source, choice.tls_dir ? choice.tls_dir : "its TLS directory");
     }
   else
-    return berth_error_set (reterr, -BERTH_E_CONFIG,
-                            "DOCKER_HOST=%s is not supported: use unix:///path/to/docker.sock or tcp://HOST:PORT (for ssh://, forward the socket with ssh -L and use unix://)",
-                            host);
-  if (!c->display || !c->base_url || (!c->socket_path && strncmp (host, "unix://", 7) == 0))
-    return berth_error_set (reterr, -ENOMEM, "out of memory");
-  return 0;
+    r = berth_error_set (reterr, -BERTH_E_CONFIG,
+                         "DOCKER_HOST=%s (%s) is not supported: use unix:///path/to/docker.sock, tcp://HOST:PORT or ssh://[USER@]HOST[:PORT]",
+                         host, c->source);
+  if (r >= 0)
+    {
+      if (asprintf (&c->display, "%s%s%s%s", host, c->tls ? " (TLS)" : "", from_env ? "" : " from ", from_env ? "" : choice.source) < 0)
+        c->display = NULL;
+      if (!c->display || !c->base_url || (!c->socket_path && strncmp (host, "unix://", 7) == 0))
+        r = berth_error_set (reterr, -ENOMEM, "out of memory");
+    }
+  docker_host_choice_clear (&choice);
+  return r;
 }
 
 int
@@ -167,6 +221,7 @@ docker_client_new (docker_client **ret, berth_error **reterr)
   if (!c)
     return berth_error_set (reterr, -ENOMEM, "out of memory");
   c->timeout_ms = 120000;
+  c->ssh_listen = -1;
   int r = client_configure (c, reterr);
   if (r < 0)
     {
@@ -190,6 +245,17 @@ docker_client_free (docker_client *c)
     return;
   if (c->easy)
     curl_easy_cleanup (c->easy);
+  for (size_t i = 0; i < c->n_dials; i++)
+    docker_dial_free (&c->dials[i]);
+  free (c->dials);
+  if (c->ssh_listen >= 0)
+    {
+      close (c->ssh_listen);
+      docker_dial_unlisten (c->ssh_path);
+    }
+  docker_ssh_target_clear (&c->ssh_target);
+  free (c->ssh_control);
+  free (c->source);
   free (c->display);
   free (c->docker_host);
   free (c->socket_path);
@@ -237,6 +303,82 @@ docker_client_server_version (const docker_client *c)
   return c->server_version;
 }
 
+const char *
+docker_client_engine (const docker_client *c)
+{
+  return c->podman ? "Podman" : "Docker";
+}
+
+/* ---- ssh:// (dial.c): libcurl's socket is an ssh child's stdin/stdout ---- */
+
+static curl_socket_t
+ssh_open (void *clientp, curlsocktype purpose, struct curl_sockaddr *address)
+{
+  docker_client *c = clientp;
+  (void)purpose;
+  (void)address;
+  /* forget the children that are gone (but the last one: its stderr
+     explains a failure) */
+  size_t keep = 0;
+  for (size_t i = 0; i < c->n_dials; i++)
+    {
+      docker_dial *d = &c->dials[i];
+      if (i != c->last_dial && d->fd < 0 && docker_dial_reap (d, 0))
+        {
+          docker_dial_free (d);
+          continue;
+        }
+      if (i == c->last_dial)
+        c->last_dial = keep;
+      c->dials[keep++] = *d;
+    }
+  c->n_dials = keep;
+  docker_dial *v = realloc (c->dials, (c->n_dials + 1) * sizeof *v);
+  if (!v)
+    return CURL_SOCKET_BAD;
+  c->dials = v;
+  docker_dial *d = &c->dials[c->n_dials];
+  int r = docker_dial_spawn (&c->ssh_target, c->ssh_control, c->ssh_listen, d);
+  if (r < 0)
+    {
+      berth_debugf ("docker", "cannot start ssh for %s: %s", c->docker_host, strerror (-r));
+      return CURL_SOCKET_BAD;
+    }
+  berth_debugf ("docker", "ssh child %d carries a connection to %s", (int)d->pid, c->docker_host);
+  c->last_dial = c->n_dials++;
+  return d->fd;
+}
+
+static int
+ssh_close (void *clientp, curl_socket_t fd)
+{
+  docker_client *c = clientp;
+  for (size_t i = 0; i < c->n_dials; i++)
+    if (c->dials[i].fd == fd)
+      {
+        docker_dial_close (&c->dials[i]);
+        (void)docker_dial_reap (&c->dials[i], 0);
+        return 0;
+      }
+  close (fd);
+  return 0;
+}
+
+/* Why the last ssh connection failed: one line, or NULL.  */
+static char *
+ssh_failure (docker_client *c)
+{
+  if (c->n_dials == 0)
+    return berth_find_program ("ssh") ? NULL : strdup ("ssh is not installed (apt install openssh-client)");
+  docker_dial *d = &c->dials[c->last_dial];
+  /* ssh exits soon after it failed (or after its stdin closed) */
+  (void)docker_dial_reap (d, 2000);
+  char *line = docker_dial_stderr (d);
+  if (!line && d->pid == 0 && WIFEXITED (d->status) && WEXITSTATUS (d->status) == 127)
+    line = strdup ("ssh could not be started");
+  return line;
+}
+
 /* Connection options shared by requests and hijacks.  */
 void
 docker_set_conn_opts (docker_client *c, CURL *h, long connect_ms)
@@ -251,6 +393,14 @@ docker_set_conn_opts (docker_client *c, CURL *h, long connect_ms)
   curl_easy_setopt (h, CURLOPT_PROXY, "");
   if (c->socket_path)
     curl_easy_setopt (h, CURLOPT_UNIX_SOCKET_PATH, c->socket_path);
+  if (c->ssh)
+    {
+      curl_easy_setopt (h, CURLOPT_UNIX_SOCKET_PATH, c->ssh_path);
+      curl_easy_setopt (h, CURLOPT_OPENSOCKETFUNCTION, ssh_open);
+      curl_easy_setopt (h, CURLOPT_OPENSOCKETDATA, c);
+      curl_easy_setopt (h, CURLOPT_CLOSESOCKETFUNCTION, ssh_close);
+      curl_easy_setopt (h, CURLOPT_CLOSESOCKETDATA, c);
+    }
   if (c->tls)
     {
       if (file_exists (c->ca))
@@ -278,6 +428,17 @@ unreachable_reason (docker_client *c, CURLcode rc, long oserr, const char *errbu
         oserr = ENOENT;
       else if (rc == CURLE_COULDNT_CONNECT && oserr == 0)
         oserr = ECONNREFUSED;
+    }
+  if (c->ssh && rc != CURLE_OPERATION_TIMEDOUT)
+    {
+      char *why = ssh_failure (c);
+      const docker_ssh_target *t = &c->ssh_target;
+      r = asprintf (&s, "cannot reach the Docker engine at %s: %s: check that `ssh%s%s%s%s %s docker system dial-stdio` works without a password "
+                    "(docker installed there, its socket accessible to that user)",
+                    c->display, why ? why : (errbuf && *errbuf ? errbuf : curl_easy_strerror (rc)), t->port ? " -p " : "", t->port ? t->port : "",
+                    t->user ? " -l " : "", t->user ? t->user : "", t->host);
+      free (why);
+      return r < 0 ? NULL : s;
     }
   if (c->socket_path && (rc == CURLE_COULDNT_CONNECT || oserr == ENOENT))
     switch (oserr)
@@ -617,10 +778,12 @@ docker_client_negotiate (docker_client *c, berth_error **reterr)
   if (status != 200 || !hd.api_version[0] || strncmp (hd.api_version, "1.", 2) != 0)
     return negotiate_version (c, reterr);
   const char *server = hd.server;
-  if (strncmp (server, "Docker/", 7) == 0)
+  size_t k = strncmp (server, "Docker/", 7) == 0 ? 7 : strncmp (server, "Libpod/", 7) == 0 ? 7 : 0;
+  c->podman = strncmp (server, "Libpod/", 7) == 0; /* "Libpod/4.3.1 (linux)" */
+  if (k)
     {
-      server += 7;
-      hd.server[7 + strcspn (server, " ")] = '\0';
+      server += k;
+      hd.server[k + strcspn (server, " ")] = '\0';
     }
   return set_api (c, *server ? server : "unknown", hd.api_version, NULL, reterr);
 }
@@ -734,6 +897,9 @@ docker_client_ping (docker_client *c, long timeout_ms, char **ret_reason)
     return BERTH_PROBE_UNAVAILABLE;
   CURL *h = c->easy;
   sink s = { .h = h, .max = 4096 };
+  /* over ssh the first answer waits for the ssh handshake */
+  if (c->ssh && timeout_ms < 15000)
+    timeout_ms = 15000;
   timeout_ms = docker_bounded_ms (c, timeout_ms);
   if (timeout_ms < 0)
     timeout_ms = 1;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* api.h: HTTP to the Docker Engine (libcurl stays inside api.c and hijack.c).
-   DOCKER_HOST: unix://PATH (default /var/run/docker.sock) or tcp://H:P,
-   TLS when DOCKER_TLS_VERIFY or DOCKER_TLS is set (certificates from
-   DOCKER_CERT_PATH, default ~/.docker).  The API version is negotiated
-   from GET /version on first use.  */
+   The engine is found as the docker CLI finds it (host.c: DOCKER_HOST,
+   DOCKER_CONTEXT, config.json's currentContext, the default socket):
+   unix://PATH (default /var/run/docker.sock), tcp://H:P with TLS when
+   DOCKER_TLS_VERIFY or DOCKER_TLS is set (certificates from
+   DOCKER_CERT_PATH, default ~/.docker; a context's own), or
+   ssh://[USER@]HOST[:PORT] (dial.c: ssh ... docker system dial-stdio).
+   The API version is negotiated on first use.  */
 #ifndef BERTH_DOCKER_API_H
 #define BERTH_DOCKER_API_H
 
@@ -21,14 +24,15 @@
 
 typedef struct docker_client docker_client;
 
-/* Reads DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_TLS, DOCKER_CERT_PATH now.  */
+/* Reads DOCKER_HOST, DOCKER_CONTEXT, DOCKER_CONFIG, DOCKER_TLS_VERIFY,
+   DOCKER_TLS, DOCKER_CERT_PATH (and the docker CLI's files) now.  */
 int docker_client_new (docker_client **ret, berth_error **reterr);
 void docker_client_free (docker_client *c);
 /* "unix:///var/run/docker.sock", "tcp://h:2376 (TLS)"...  */
 const char *docker_client_host (const docker_client *c);
 /* DOCKER_HOST as the docker CLI's -H takes it.  */
 const char *docker_client_docker_host (const docker_client *c);
-/* The UNIX socket path, or NULL for tcp.  */
+/* The UNIX socket path, or NULL for tcp and ssh.  */
 const char *docker_client_socket (const docker_client *c);
 /* Set the timeout of plain requests (milliseconds, default 120 s).  */
 void docker_client_set_timeout (docker_client *c, long ms);
@@ -44,6 +48,9 @@ int docker_client_ping (docker_client *c, long timeout_ms, char **ret_reason);
 int docker_client_negotiate (docker_client *c, berth_error **reterr);
 const char *docker_client_api_version (const docker_client *c);
 const char *docker_client_server_version (const docker_client *c);
+/* "Docker", or "Podman" for Podman's Docker-compatible API (once
+   negotiated).  */
+const char *docker_client_engine (const docker_client *c);
 
 typedef struct docker_response
 {

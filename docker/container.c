@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,7 +77,9 @@ image_ref_ok (const char *ref)
 
 typedef struct pull_state
 {
-  berth_env *env;
+  berth_env *env; /* for the log lines of a pull on first use, or NULL */
+  berth_pull_fn fn; /* berth pull's progress, or NULL */
+  void *userdata;
   const char *image;
   docker_stream_parser *parser;
   char error[1024];
@@ -93,6 +96,11 @@ pull_record (void *userdata, const char *status, const char *id, int64_t current
       if (!ps->error[0])
         snprintf (ps->error, sizeof ps->error, "%s", error);
       return;
+    }
+  if (ps->fn && status)
+    {
+      berth_pull_event ev = { .size = sizeof ev, .layer = id, .status = status, .current = current, .total = total };
+      ps->fn (ps->userdata, &ev);
     }
   if (!ps->env || !status)
     return;
@@ -118,7 +126,7 @@ pull_chunk (void *userdata, const char *data, size_t len)
 }
 
 static int
-image_pull (berth_env *env, docker_client *c, const char *image, berth_error **reterr)
+image_pull (berth_env *env, docker_client *c, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr)
 {
   _cleanup_free_ char *repo = NULL, *tag = NULL, *erepo = NULL, *etag = NULL, *path = NULL;
   if (docker_image_split (image, &repo, &tag) < 0)
@@ -129,7 +137,7 @@ image_pull (berth_env *env, docker_client *c, const char *image, berth_error **r
     return oom (reterr);
   if (asprintf (&path, "/images/create?fromImage=%s%s%s", erepo, etag ? "&tag=" : "", etag ? etag : "") < 0)
     return oom (reterr);
-  pull_state ps = { .env = env, .image = image };
+  pull_state ps = { .env = env, .fn = fn, .userdata = userdata, .image = image };
   ps.parser = docker_pull_parser_new (pull_record, &ps);
   if (!ps.parser)
     return oom (reterr);
@@ -161,7 +169,8 @@ image_pull (berth_env *env, docker_client *c, const char *image, berth_error **r
         return berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "cannot pull image %s: the registry is unreachable (%s): check the network or the registry address", image, m);
       if (st == 404 || strstr (m, "not found") || strstr (m, "manifest unknown") || strstr (m, "does not exist")
           || strstr (m, "pull access denied"))
-        return berth_error_set (reterr, -BERTH_E_CONFIG, "no such image %s (%s): check terminal.docker_image", image, m);
+        return berth_error_set (reterr, -BERTH_E_CONFIG, "no such image %s (%s): check %s", image, m,
+                                env ? "terminal.docker_image" : "the image's name, tag and registry");
       return berth_error_set (reterr, -BERTH_E_BACKEND, "cannot pull image %s: %s", image, m);
     }
   docker_response_clear (&resp);
@@ -205,11 +214,27 @@ docker_image_ensure (berth_env *env, docker_client *c, const char *image, char *
           return berth_error_set (reterr, -BERTH_E_BACKEND, "image %s: the engine answered HTTP %ld: %s", image, st, m ? m : "?");
         }
       docker_response_clear (&resp);
-      r = image_pull (env, c, image, reterr);
+      r = image_pull (env, c, image, NULL, NULL, reterr);
       if (r < 0)
         return r;
     }
   return berth_error_set (reterr, -BERTH_E_BACKEND, "image %s is still missing after the pull", image);
+}
+
+int
+docker_pull (const berth_config *cfg, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr)
+{
+  (void)cfg;
+  if (!image_ref_ok (image))
+    return berth_error_set (reterr, -BERTH_E_CONFIG, "invalid image reference '%s'", image);
+  docker_client *c = NULL;
+  int r = docker_client_new (&c, reterr);
+  if (r < 0)
+    return r;
+  /* a pull may take long: no overall timeout (docker_request_stream) */
+  r = image_pull (NULL, c, image, fn, userdata, reterr);
+  docker_client_free (c);
+  return r;
 }
 
 /* ---- configuration ---- */
@@ -255,6 +280,7 @@ typedef struct create_spec
   char **labels;
   char *user;
   char *settings; /* "terminal.KEY=VALUE" lines: what needs a new container */
+  docker_ulimit ulimits[16];
   docker_create_opts o;
 } create_spec;
 
@@ -267,6 +293,101 @@ create_spec_free (create_spec *s)
   berth_strv_free (s->labels);
   free (s->user);
   free (s->settings);
+}
+
+static int
+ulimit_set (create_spec *s, const char *name, int64_t soft, int64_t hard)
+{
+  size_t i;
+  for (i = 0; i < s->o.n_ulimits; i++)
+    if (strcmp (s->ulimits[i].name, name) == 0)
+      break;
+  if (i == sizeof s->ulimits / sizeof s->ulimits[0])
+    return -E2BIG;
+  snprintf (s->ulimits[i].name, sizeof s->ulimits[i].name, "%s", name);
+  s->ulimits[i].soft = soft;
+  s->ulimits[i].hard = hard;
+  if (i == s->o.n_ulimits)
+    s->o.n_ulimits++;
+  return 0;
+}
+
+static int64_t
+rlim_value (rlim_t v)
+{
+  return v == RLIM_INFINITY || v > (rlim_t)INT64_MAX ? -1 : (int64_t)v;
+}
+
+/* HostConfig.Ulimits.  An engine applies its own defaults otherwise, and
+   Podman's (nofile and nproc 1048576 and more) exceed the hard limits of
+   many machines: its containers then fail to start ("error setting rlimit
+   type 7: operation not permitted").  By default nofile and nproc are this
+   process's own limits capped at 65536 and 32768: what an engine started
+   next to it can grant, and plenty under the default pids limit.
+   terminal.docker_ulimits (NAME: SOFT[:HARD]) sets any of them.  The
+   configured ones go into *RET_RECORD ("name=soft:hard ...", in the order
+   given) for the settings record; the defaults, which follow the shell
+   berth happens to run in, do not.  */
+static int
+ulimits_init (const berth_config *cfg, create_spec *s, char **ret_record, berth_error **reterr)
+{
+  static const struct
+  {
+    const char *name;
+    int resource;
+    int64_t cap;
+  } defaults[] = { { "nofile", RLIMIT_NOFILE, 65536 }, { "nproc", RLIMIT_NPROC, 32768 } };
+  for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+    {
+      struct rlimit rl;
+      if (getrlimit (defaults[i].resource, &rl) < 0)
+        continue;
+      int64_t soft = rlim_value (rl.rlim_cur), hard = rlim_value (rl.rlim_max), cap = defaults[i].cap;
+      if (hard < 0 || hard > cap)
+        hard = cap;
+      if (soft < 0 || soft > hard)
+        soft = hard;
+      (void)ulimit_set (s, defaults[i].name, soft, hard);
+    }
+  _cleanup_strv_free_ char **conf = berth_config_strv (cfg, "terminal.docker_ulimits");
+  _cleanup_free_ char *joined = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream (&joined, &size);
+  if (!f)
+    return oom (reterr);
+  for (size_t i = 0; conf && conf[i]; i++)
+    {
+      char *eq = strchr (conf[i], '=');
+      int64_t soft, hard;
+      if (eq)
+        *eq = '\0';
+      if (!eq || docker_ulimit_resource (conf[i]) < 0)
+        {
+          fclose (f);
+          return berth_error_set (reterr, -BERTH_E_CONFIG,
+                                  "terminal.docker_ulimits: '%s' is not a ulimit name (core, cpu, data, fsize, locks, memlock, msgqueue, nice, "
+                                  "nofile, nproc, rss, rtprio, rttime, sigpending, stack)",
+                                  conf[i]);
+        }
+      if (docker_ulimit_parse (eq + 1, &soft, &hard) < 0)
+        {
+          fclose (f);
+          return berth_error_set (reterr, -BERTH_E_CONFIG,
+                                  "terminal.docker_ulimits: %s: '%s' is not SOFT[:HARD] (integers or unlimited, soft <= hard), like 1024:4096",
+                                  conf[i], eq + 1);
+        }
+      if (ulimit_set (s, conf[i], soft, hard) < 0)
+        {
+          fclose (f);
+          return berth_error_set (reterr, -BERTH_E_CONFIG, "terminal.docker_ulimits: too many entries");
+        }
+      fprintf (f, "%s%s=%lld:%lld", i ? " " : "", conf[i], (long long)soft, (long long)hard);
+    }
+  if (fclose (f) != 0)
+    return oom (reterr);
+  *ret_record = joined;
+  joined = NULL;
+  return 0;
 }
 
 static const char *const cmd_sleep[] = { "sleep", "infinity", NULL };
@@ -354,6 +475,11 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
     .nano_cpus = cpu > 0 ? (int64_t)(cpu * 1e9) : 0,
     .shm_size = shm,
   };
+  _cleanup_free_ char *ulimits_rec = NULL;
+  int r = ulimits_init (cfg, s, &ulimits_rec, reterr);
+  if (r < 0)
+    return r;
+  s->o.ulimits = s->ulimits;
 
   /* By the keys a user sets; secrets (docker_env values) only as a digest,
      the cwd of docker_mount_cwd_to_workspace not at all (it is where the
@@ -382,6 +508,9 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
     fprintf (f, "terminal.docker_mount_cwd_to_workspace=%s\n", mount_cwd ? "true" : "false");
     fprintf (f, "terminal.docker_volumes=%s\n", vols_joined);
     fprintf (f, "terminal.docker_env=%s\n", *env_joined ? env_digest : "");
+    /* only when set: a container made before the key existed agrees */
+    if (*ulimits_rec)
+      fprintf (f, "terminal.docker_ulimits=%s\n", ulimits_rec);
     if (fclose (f) != 0)
       return oom (reterr);
   }
@@ -394,8 +523,14 @@ create_spec_labels (berth_env *env, create_spec *s, char digest[17], berth_error
 {
   _cleanup_free_ char *body = NULL;
   size_t len;
+  int r_;
   s->o.labels = NULL;
-  if (docker_json_container_create (&s->o, &body, &len) < 0)
+  /* without the ulimits: the settings record has the configured ones */
+  size_t n_ulimits = s->o.n_ulimits;
+  s->o.n_ulimits = 0;
+  r_ = docker_json_container_create (&s->o, &body, &len);
+  s->o.n_ulimits = n_ulimits;
+  if (r_ < 0)
     return berth_error_set (reterr, -BERTH_E_CONFIG, "terminal.docker_*: a value is not valid UTF-8");
   docker_digest (body, len, digest);
   s->labels = identity_labels (berth_env_id (env));
@@ -471,6 +606,16 @@ container_start (docker_client *c, const char *id, berth_error **reterr)
   _cleanup_free_ char *m = docker_response_message (&resp);
   long st = resp.status;
   docker_response_clear (&resp);
+  if (m && (strstr (m, "catatonit") || strstr (m, "init binary")))
+    return berth_error_set (reterr, -BERTH_E_UNAVAILABLE,
+                            "starting the container failed: %s: the engine has no init for the container (Podman: install catatonit "
+                            "where it runs, apt install catatonit), or set terminal.docker_snap_compat: true",
+                            m);
+  if (m && strstr (m, "rlimit"))
+    return berth_error_set (reterr, -BERTH_E_CONFIG,
+                            "starting the container failed: %s: the engine cannot grant the container's ulimits: lower them with "
+                            "terminal.docker_ulimits (e.g. nofile: 1024:4096)",
+                            m);
   return berth_error_set (reterr, st == 404 ? -ENOENT : -BERTH_E_BACKEND, "starting the container failed: %s", m ? m : "?");
 }
 
@@ -563,6 +708,11 @@ container_create (berth_env *env, docker_env_data *d, create_spec *s, char **ret
       _cleanup_free_ char *m = docker_response_message (&resp);
       long st = resp.status;
       docker_response_clear (&resp);
+      if (m && (strstr (m, "catatonit") || strstr (m, "init binary")))
+        return berth_error_set (reterr, -BERTH_E_UNAVAILABLE,
+                                "creating the container failed: %s: the engine has no init for the container (Podman: install "
+                                "catatonit where it runs, apt install catatonit), or set terminal.docker_snap_compat: true",
+                                m);
       return berth_error_set (reterr, -BERTH_E_BACKEND, "creating the container failed (HTTP %ld): %s", st, m ? m : "?");
     }
   docker_response_clear (&resp);

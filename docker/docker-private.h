@@ -37,6 +37,9 @@ int docker_container_remove (berth_env *env, docker_env_data *d, berth_error **r
 int docker_container_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr);
 /* Make IMAGE present (pull it when missing).  */
 int docker_image_ensure (berth_env *env, docker_client *c, const char *image, char **ret_entrypoint0, berth_error **reterr);
+/* berth pull: fetch IMAGE now (even when present: a newer one), progress
+   through FN.  */
+int docker_pull (const berth_config *cfg, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr);
 /* "docker_forward_env" values as "K=V" (caller frees with berth_strv_free). */
 char **docker_forward_env (const berth_config *cfg);
 /* Host paths are mounted (docker_volumes or the cwd at /workspace).  */

@@ -196,7 +196,7 @@ docker_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
     }
   else
     {
-      if (asprintf (&detail, "Docker %s, API %s", docker_client_server_version (c), docker_client_api_version (c)) < 0)
+      if (asprintf (&detail, "%s %s, API %s", docker_client_engine (c), docker_client_server_version (c), docker_client_api_version (c)) < 0)
         detail = NULL;
       fn (userdata, "API version", true, detail, NULL);
       free (detail);
@@ -228,6 +228,7 @@ static const berth_key_spec docker_config_keys[] = {
   { "docker_forward_env", BERTH_KEY_STRV },
   { "docker_shm_size", BERTH_KEY_STRING },
   { "docker_pids_limit", BERTH_KEY_INT, 0, INT64_MAX, "an integer >= 0" },
+  { "docker_ulimits", BERTH_KEY_STRMAP, .expect = "a mapping of ulimit names to SOFT[:HARD] (integers or unlimited)" },
   { "docker_run_as_host_user", BERTH_KEY_BOOL },
   { "docker_snap_compat", BERTH_KEY_BOOL },
   { "docker_mount_cwd_to_workspace", BERTH_KEY_BOOL },
@@ -260,6 +261,7 @@ const berth_provider_ops berth_docker_provider = {
   .exec_prefix = docker_exec_prefix,
   .start = docker_start,
   .gc = docker_gc,
+  .pull = docker_pull,
 };
 
 BERTH_PROVIDER_EXPORT (berth_docker_provider)

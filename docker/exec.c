@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "docker-private.h"
 #include "frames.h"
@@ -36,6 +37,33 @@ frame_sink (void *userdata, int stream, const char *data, size_t len)
   p->sink (p->userdata, stream == DOCKER_FRAME_STDERR ? BERTH_STREAM_ERR : BERTH_STREAM_OUT, data, len);
 }
 
+/* The exec no longer runs (exec inspect), or stops within a second (the
+   engine may close the stream a moment before it records the exit).  */
+static bool
+exec_finished (docker_proc *p)
+{
+  char *path = NULL;
+  bool running = true;
+  if (asprintf (&path, "/exec/%s/json", p->exec_id) < 0)
+    return false;
+  for (int i = 0; running && i < 20; i++)
+    {
+      docker_response resp = { 0 };
+      int code = -1;
+      if (i > 0)
+        {
+          struct timespec ts = { 0, 50 * 1000 * 1000 };
+          nanosleep (&ts, NULL);
+        }
+      if (docker_request (p->client, "GET", path, NULL, DOCKER_SMALL_BODY, &resp, NULL) < 0 || resp.status != 200
+          || docker_json_exec_inspect (resp.body, resp.len, &running, &code, NULL) < 0)
+        running = true, i = 20; /* cannot tell: not finished */
+      docker_response_clear (&resp);
+    }
+  free (path);
+  return !running;
+}
+
 static int
 proc_pump (void *proc, berth_sink_fn sink, void *userdata)
 {
@@ -50,6 +78,16 @@ proc_pump (void *proc, berth_sink_fn sink, void *userdata)
       ssize_t n = docker_hijack_recv (p->hj, buf, sizeof buf);
       if (n == -EAGAIN)
         return 1;
+      if (n == -ECONNRESET && exec_finished (p))
+        {
+          /* Podman closes the stream of a command that exited while stdin
+             it never read is still queued on its side: the socket then
+             reports a reset instead of the end, after the output (queued
+             data is read before the error).  The command is done: its
+             exit code comes from exec inspect.  */
+          p->eof = true;
+          return 0;
+        }
       if (n < 0)
         return (int)n;
       if (n == 0)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <berth/provider-util.h>
@@ -258,4 +259,132 @@ docker_settings_changes (const char *recorded, const char *current)
       return NULL;
     }
   return buf;
+}
+
+static const struct
+{
+  const char *name;
+  int resource;
+} ulimit_names[] = {
+  { "core", RLIMIT_CORE },         { "cpu", RLIMIT_CPU },           { "data", RLIMIT_DATA },
+  { "fsize", RLIMIT_FSIZE },       { "locks", RLIMIT_LOCKS },       { "memlock", RLIMIT_MEMLOCK },
+  { "msgqueue", RLIMIT_MSGQUEUE }, { "nice", RLIMIT_NICE },         { "nofile", RLIMIT_NOFILE },
+  { "nproc", RLIMIT_NPROC },       { "rss", RLIMIT_RSS },           { "rtprio", RLIMIT_RTPRIO },
+  { "rttime", RLIMIT_RTTIME },     { "sigpending", RLIMIT_SIGPENDING }, { "stack", RLIMIT_STACK },
+};
+
+int
+docker_ulimit_resource (const char *name)
+{
+  for (size_t i = 0; name && i < sizeof ulimit_names / sizeof ulimit_names[0]; i++)
+    if (strcmp (name, ulimit_names[i].name) == 0)
+      return ulimit_names[i].resource;
+  return -1;
+}
+
+static int
+ulimit_value (const char *s, size_t n, int64_t *ret)
+{
+  if (n == 9 && strncmp (s, "unlimited", 9) == 0)
+    {
+      *ret = -1;
+      return 0;
+    }
+  if (n == 0 || n > 19)
+    return -EINVAL;
+  int64_t v = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (s[i] < '0' || s[i] > '9')
+        return -EINVAL;
+      if (v > (INT64_MAX - (s[i] - '0')) / 10)
+        return -EINVAL;
+      v = v * 10 + (s[i] - '0');
+    }
+  *ret = v;
+  return 0;
+}
+
+int
+docker_ulimit_parse (const char *value, int64_t *ret_soft, int64_t *ret_hard)
+{
+  if (!value)
+    return -EINVAL;
+  while (isspace ((unsigned char)*value))
+    value++;
+  size_t len = strlen (value);
+  while (len > 0 && isspace ((unsigned char)value[len - 1]))
+    len--;
+  const char *colon = memchr (value, ':', len);
+  int64_t soft, hard;
+  if (ulimit_value (value, colon ? (size_t)(colon - value) : len, &soft) < 0)
+    return -EINVAL;
+  hard = soft;
+  if (colon && ulimit_value (colon + 1, len - (size_t)(colon + 1 - value), &hard) < 0)
+    return -EINVAL;
+  /* unlimited (-1) is above every number */
+  if (hard != -1 && (soft == -1 || soft > hard))
+    return -EINVAL;
+  *ret_soft = soft;
+  *ret_hard = hard;
+  return 0;
+}
+
+/* ---- SHA-256 (FIPS 180-4), for the docker CLI's context directories ---- */
+
+static const uint32_t sha256_k[64] = {
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be,
+  0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa,
+  0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85,
+  0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3,
+  0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f,
+  0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+#define ROR32(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void
+sha256_block (uint32_t h[8], const unsigned char *p)
+{
+  uint32_t w[64];
+  for (int i = 0; i < 16; i++)
+    w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+  for (int i = 16; i < 64; i++)
+    {
+      uint32_t s0 = ROR32 (w[i - 15], 7) ^ ROR32 (w[i - 15], 18) ^ (w[i - 15] >> 3);
+      uint32_t s1 = ROR32 (w[i - 2], 17) ^ ROR32 (w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+  for (int i = 0; i < 64; i++)
+    {
+      uint32_t t1 = k + (ROR32 (e, 6) ^ ROR32 (e, 11) ^ ROR32 (e, 25)) + ((e & f) ^ (~e & g)) + sha256_k[i] + w[i];
+      uint32_t t2 = (ROR32 (a, 2) ^ ROR32 (a, 13) ^ ROR32 (a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      k = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+    }
+  h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
+}
+
+void
+docker_sha256_hex (const void *data, size_t len, char out[65])
+{
+  uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+  const unsigned char *p = data;
+  unsigned char tail[128];
+  size_t full = len / 64 * 64, rest = len - full;
+  for (size_t i = 0; i < full; i += 64)
+    sha256_block (h, p + i);
+  memset (tail, 0, sizeof tail);
+  if (rest)
+    memcpy (tail, p + full, rest);
+  tail[rest] = 0x80;
+  size_t tlen = rest + 1 + 8 <= 64 ? 64 : 128;
+  uint64_t bits = (uint64_t)len * 8;
+  for (int i = 0; i < 8; i++)
+    tail[tlen - 1 - i] = (unsigned char)(bits >> (8 * i));
+  sha256_block (h, tail);
+  if (tlen == 128)
+    sha256_block (h, tail + 64);
+  for (int i = 0; i < 8; i++)
+    snprintf (out + 8 * i, 9, "%08x", h[i]);
 }

@@ -182,6 +182,20 @@ build_create (yajl_gen g, const docker_create_opts *o)
     R (gkv_int (g, "ShmSize", o->shm_size));
   if (o->network_none)
     R (gkv_str (g, "NetworkMode", "none"));
+  if (o->n_ulimits > 0)
+    {
+      G (gstr (g, "Ulimits"));
+      G (yajl_gen_array_open (g));
+      for (size_t i = 0; i < o->n_ulimits; i++)
+        {
+          G (yajl_gen_map_open (g));
+          R (gkv_str (g, "Name", o->ulimits[i].name));
+          R (gkv_int (g, "Soft", o->ulimits[i].soft));
+          R (gkv_int (g, "Hard", o->ulimits[i].hard));
+          G (yajl_gen_map_close (g));
+        }
+      G (yajl_gen_array_close (g));
+    }
   R (gkv_bool (g, "Init", o->init));
   R (gkv_bool (g, "AutoRemove", false));
   G (yajl_gen_map_close (g));
@@ -488,6 +502,43 @@ docker_json_image_entrypoint (const char *body, size_t len, char **ret_entrypoin
   if (e && YAJL_GET_ARRAY (e)->len > 0 && YAJL_IS_STRING (YAJL_GET_ARRAY (e)->values[0]))
     first = YAJL_GET_STRING (YAJL_GET_ARRAY (e)->values[0]);
   r = dup_opt (first, ret_entrypoint0);
+  yajl_tree_free (v);
+  return r;
+}
+
+int
+docker_json_current_context (const char *body, size_t len, char **ret_name)
+{
+  yajl_val v;
+  int r = tree_parse (body, len, &v);
+  if (r < 0)
+    return r;
+  if (!YAJL_IS_OBJECT (v))
+    {
+      yajl_tree_free (v);
+      return -EPROTO;
+    }
+  static const char *const p[] = { "currentContext", NULL };
+  const char *name = get_str (v, p);
+  r = dup_opt (name && *name ? name : NULL, ret_name);
+  yajl_tree_free (v);
+  return r;
+}
+
+int
+docker_json_context_endpoint (const char *body, size_t len, char **ret_host, bool *ret_skip_tls_verify)
+{
+  yajl_val v;
+  int r = tree_parse (body, len, &v);
+  if (r < 0)
+    return r;
+  static const char *const ph[] = { "Endpoints", "docker", "Host", NULL };
+  static const char *const ps[] = { "Endpoints", "docker", "SkipTLSVerify", NULL };
+  const char *host = YAJL_IS_OBJECT (v) ? get_str (v, ph) : NULL;
+  yajl_val skip = YAJL_IS_OBJECT (v) ? yajl_tree_get (v, (const char **)ps, yajl_t_true) : NULL;
+  r = host && *host ? dup_opt (host, ret_host) : -EPROTO;
+  if (r >= 0)
+    *ret_skip_tls_verify = skip != NULL;
   yajl_tree_free (v);
   return r;
 }

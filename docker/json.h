@@ -16,6 +16,13 @@
    -EPROTO before any tree is built.  */
 #define DOCKER_JSON_MAX_DEPTH 64
 
+/* One entry of HostConfig.Ulimits (-1: unlimited).  */
+typedef struct docker_ulimit
+{
+  char name[16];
+  int64_t soft, hard;
+} docker_ulimit;
+
 typedef struct docker_create_opts
 {
   const char *image;
@@ -34,6 +41,8 @@ typedef struct docker_create_opts
   int64_t memory;     /* bytes, 0: unset */
   int64_t nano_cpus;  /* 0: unset */
   int64_t shm_size;   /* bytes, 0: unset */
+  const docker_ulimit *ulimits; /* HostConfig.Ulimits, N_ULIMITS of them */
+  size_t n_ulimits;
   bool redact_env;    /* emit env names only (for a config digest) */
 } docker_create_opts;
 
@@ -58,6 +67,12 @@ int docker_json_info_ncpu (const char *body, size_t len, int64_t *ret_ncpu);
 /* GET /images/{name}/json: the first word of Config.Entrypoint (NULL
    when none).  */
 int docker_json_image_entrypoint (const char *body, size_t len, char **ret_entrypoint0);
+
+/* The docker CLI's config.json: "currentContext" (NULL when unset or "").  */
+int docker_json_current_context (const char *body, size_t len, char **ret_name);
+/* A context's meta.json: Endpoints.docker.Host and .SkipTLSVerify;
+   -EPROTO without a host.  */
+int docker_json_context_endpoint (const char *body, size_t len, char **ret_host, bool *ret_skip_tls_verify);
 
 typedef struct docker_container
 {

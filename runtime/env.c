@@ -475,6 +475,20 @@ berth_gc (berth_ctx *ctx, berth_error **reterr)
   return total;
 }
 
+BERTH_EXPORT int
+berth_pull (berth_ctx *ctx, const char *backend, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr)
+{
+  if (!image || !*image)
+    return berth_error_set (reterr, BERTH_E_CONFIG, "berth pull: no image given");
+  if (!backend || !*backend)
+    backend = berth_config_string (ctx->config, "terminal.backend", "local");
+  berth_provider *p = berth_ctx_find_provider (ctx, backend);
+  if (!p)
+    return berth_error_set (reterr, BERTH_E_NO_PROVIDER, "no backend named '%s' (see berth backends)", backend);
+  BERTH_LOG_SCOPE (ctx, berth_provider_name (p));
+  return berth_provider_call_pull (p, image, fn, userdata, reterr);
+}
+
 BERTH_EXPORT const char *berth_env_name (const berth_env *env) { return env->name; }
 BERTH_EXPORT const char *berth_env_backend (const berth_env *env) { return env->provider->ops->name; }
 BERTH_EXPORT const char *berth_env_cwd (const berth_env *env) { return env->cwd; }

@@ -162,3 +162,11 @@ berth_provider_call_gc (const berth_provider *p, int64_t lifetime, berth_error *
 {
   return p->ops->gc ? p->ops->gc (p->ctx->config, lifetime, reterr) : 0;
 }
+
+int
+berth_provider_call_pull (const berth_provider *p, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr)
+{
+  if (!BERTH_HAS_FIELD (p->ops, berth_provider_ops, pull) || p->ops->pull == NULL)
+    return berth_error_set (reterr, -ENOTSUP, "backend %s has no images to pull: it prepares its environments on first use", p->ops->name);
+  return p->ops->pull (p->ctx->config, image, fn, userdata, reterr);
+}

@@ -34,5 +34,7 @@ BERTH_INTERNAL int berth_provider_call_probe (const berth_provider *p, char **re
 BERTH_INTERNAL int berth_provider_call_doctor (const berth_provider *p, berth_check_fn fn, void *userdata);
 BERTH_INTERNAL bool berth_provider_call_has_gc (const berth_provider *p);
 BERTH_INTERNAL int berth_provider_call_gc (const berth_provider *p, int64_t lifetime, berth_error **reterr);
+/* -ENOTSUP with a message when the provider has no pull.  */
+BERTH_INTERNAL int berth_provider_call_pull (const berth_provider *p, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr);
 
 #endif

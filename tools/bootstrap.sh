@@ -30,7 +30,8 @@ apt-get install -y -qq --no-install-recommends \
   libyaml-dev libcurl4-openssl-dev libyajl-dev libcap-dev libmount-dev libseccomp-dev libcmocka-dev \
   bash bash-static busybox-static util-linux bsdutils procps iproute2 jq time xz-utils file man-db curl openssl binutils python3 \
   openssh-server openssh-client bubblewrap docker.io docker-registry \
-  debhelper dpkg-dev lintian fakeroot bash-completion zsh fish systemd slurm-wlm munge >/dev/null
+  debhelper dpkg-dev lintian fakeroot bash-completion zsh fish systemd slurm-wlm munge \
+  podman catatonit uidmap slirp4netns fuse-overlayfs runc >/dev/null
 services_release
 
 NOCONFIGURE=1 ./autogen.sh

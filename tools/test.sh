@@ -26,11 +26,14 @@ stop_daemons ()
   bash "$SRC/tests/integration/setup/docker-stop.sh" >/dev/null 2>&1 || true
   bash "$SRC/tests/integration/setup/slurm-down.sh" >/dev/null 2>&1 || true
 }
-# .ci/run keeps them for its ASan pass and stops them itself.
-[ "${BERTH_KEEP_DAEMONS:-0}" = 1 ] || trap stop_daemons EXIT
+# .ci/run keeps them for its ASan pass and stops them itself; the Podman
+# services (no later pass needs them) always stop here.
+stop_podman () { bash "$SRC/tests/integration/setup/podman-stop.sh" >/dev/null 2>&1 || true; }
+if [ "${BERTH_KEEP_DAEMONS:-0}" = 1 ]; then trap stop_podman EXIT; else trap 'stop_podman; stop_daemons' EXIT; fi
 bash tests/integration/setup/docker.sh || { echo "test.sh: could not start dockerd (see above)" >&2; exit 1; }
 bash tests/integration/setup/sshd.sh || { echo "test.sh: could not start sshd (see above)" >&2; exit 1; }
 bash tests/integration/setup/slurm-up.sh || { echo "test.sh: could not start the test Slurm cluster (see above)" >&2; exit 1; }
+bash tests/integration/setup/podman.sh || { echo "test.sh: could not start the Podman services (see above)" >&2; exit 1; }
 bash tests/doubles/apptainer/ci-setup.sh || { echo "test.sh: could not prepare the apptainer test double" >&2; exit 1; }
 
 [ -f _build/Makefile ] || { NOCONFIGURE=1 ./autogen.sh && mkdir -p _build && (cd _build && ../configure --enable-werror); } || exit 1

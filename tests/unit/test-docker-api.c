@@ -259,10 +259,16 @@ test_unreachable (void **state)
   unlink (sock);
   rmdir (dir);
 
-  setenv ("DOCKER_HOST", "ssh://me@host", 1);
+  setenv ("DOCKER_HOST", "ftp://me@host", 1);
   err = NULL;
   assert_true (docker_client_new (&c, &err) < 0);
   assert_non_null (strstr (berth_error_message (err), "not supported"));
+  berth_error_free (err);
+  /* ssh:// is supported (dial.c), but not a path after the host */
+  setenv ("DOCKER_HOST", "ssh://me@host/var/run/docker.sock", 1);
+  err = NULL;
+  assert_true (docker_client_new (&c, &err) < 0);
+  assert_non_null (strstr (berth_error_message (err), "path"));
   berth_error_free (err);
   setenv ("DOCKER_HOST", "unix://relative.sock", 1);
   err = NULL;

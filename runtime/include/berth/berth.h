@@ -283,6 +283,25 @@ BERTH_EXPORT int berth_gc_output (berth_ctx *ctx, bool dry_run, berth_gc_output_
 typedef void (*berth_gc_env_fn) (void *userdata, const char *env, const char *backend, const char *reason, const char *detail);
 BERTH_EXPORT int berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata, berth_error **reterr);
 
+/* ---- images ---- */
+/* One line of a pull's progress.  LAYER is the layer (NULL for the
+   image's own lines: "Pulling from ...", "Digest: ...", "Status: ...");
+   CURRENT and TOTAL are bytes, -1 when unknown.  */
+typedef struct berth_pull_event
+{
+  size_t size; /* sizeof (berth_pull_event) of the library */
+  const char *layer;
+  const char *status; /* "Pulling fs layer", "Downloading", "Pull complete", ... */
+  int64_t current, total;
+} berth_pull_event;
+typedef void (*berth_pull_fn) (void *userdata, const berth_pull_event *ev);
+/* Fetch IMAGE into BACKEND's image store ahead of its first use (NULL:
+   terminal.backend), reporting progress through FN (may be NULL; the
+   library prints nothing).  BERTH_E_CONFIG for an image that does not
+   exist, BERTH_E_UNAVAILABLE for an unreachable engine or registry,
+   -ENOTSUP for a backend without images.  */
+BERTH_EXPORT int berth_pull (berth_ctx *ctx, const char *backend, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr);
+
 /* ---- execute ---- */
 /* Receives merged output as it arrives (raw bytes).  Return < 0 to interrupt.  */
 typedef int (*berth_output_fn) (void *userdata, const char *data, size_t len);

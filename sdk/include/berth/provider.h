@@ -246,6 +246,9 @@ typedef struct berth_provider_ops
 
   /* Optional: remove leftovers older than LIFETIME seconds; count removed.  */
   int (*gc) (const berth_config *cfg, int64_t lifetime, berth_error **reterr);
+  /* Optional: fetch IMAGE into the backend's store now (berth pull),
+     progress through FN (may be NULL).  */
+  int (*pull) (const berth_config *cfg, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr);
 } berth_provider_ops;
 
 #define BERTH_PROVIDER_OPS_INIT .abi = BERTH_PROVIDER_ABI, .size = sizeof (berth_provider_ops)
