@@ -74,6 +74,7 @@ int cmd_rm (const cli_opts *o, int argc, char **argv);
 int cmd_gc (const cli_opts *o, int argc, char **argv);
 int cmd_config (const cli_opts *o, int argc, char **argv);
 int cmd_bench (const cli_opts *o, int argc, char **argv);
+int cmd_serve (const cli_opts *o, int argc, char **argv); /* serve/serve.c */
 int berth_cmd_plugins (berth_ctx *ctx, int argc, char **argv);
 
 #endif

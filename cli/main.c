@@ -26,6 +26,7 @@ static const char usage[] =
   "  config get KEY | set KEY VALUE | unset KEY | list [--show-origin] [--json] | path\n"
   "  plugins list [--json] | enable NAME | disable NAME\n"
   "  bench [-b BACKEND] [-n N] [--json] [COMMAND]\n"
+  "  serve [--socket PATH]         JSON lines for programs (berth-serve(7))\n"
   "  version [--json]\n"
   "\n"
   "Exit status: the command's own (124 timed out, 130 interrupted, 141 stdout\n"
@@ -253,6 +254,7 @@ static const struct
   { "config", cmd_config },
   { "plugins", cmd_plugins },
   { "bench", cmd_bench },
+  { "serve", cmd_serve },
   { "version", cmd_version },
 };
 
