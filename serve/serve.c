@@ -1079,13 +1079,16 @@ make_nonblocking (int fd)
 
 /* ---- the socket ---- */
 
+/* cli_fail's line, and -1.  */
+#define fail_socket(...) (cli_fail (__VA_ARGS__), -1)
+
 static int
 open_socket (const char *path)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   struct stat st;
   if (strlen (path) >= sizeof sa.sun_path)
-    return cli_fail ("serve: socket path %s is too long (at most %zu bytes)", path, sizeof sa.sun_path - 1);
+    return fail_socket ("serve: socket path %s is too long (at most %zu bytes)", path, sizeof sa.sun_path - 1);
   char *dir = strdup (path), *slash = strrchr (dir, '/');
   if (slash == dir)
     slash[1] = '\0';
@@ -1097,13 +1100,13 @@ open_socket (const char *path)
      swap the socket under us.  */
   if (stat (dir, &st) < 0 || !S_ISDIR (st.st_mode))
     {
-      int r = cli_fail ("serve: cannot use socket %s: its directory %s does not exist", path, dir);
+      int r = fail_socket ("serve: cannot use socket %s: its directory %s does not exist", path, dir);
       free (dir);
       return r;
     }
   if (st.st_uid != geteuid () || (st.st_mode & 022))
     {
-      int r = cli_fail ("serve: refusing socket %s: its directory %s is %s; use a directory of your own that only you can write to (mode 0700)", path, dir,
+      int r = fail_socket ("serve: refusing socket %s: its directory %s is %s; use a directory of your own that only you can write to (mode 0700)", path, dir,
                         st.st_uid != geteuid () ? "not yours" : "writable by others");
       free (dir);
       return r;
@@ -1112,14 +1115,14 @@ open_socket (const char *path)
   if (lstat (path, &st) == 0)
     {
       if (!S_ISSOCK (st.st_mode) || st.st_uid != geteuid ())
-        return cli_fail ("serve: refusing socket %s: it exists and is not a socket of yours; remove it or choose another path", path);
+        return fail_socket ("serve: refusing socket %s: it exists and is not a socket of yours; remove it or choose another path", path);
       /* a live server answers: leave it alone; a stale socket goes */
       int probe = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
       strcpy (sa.sun_path, path);
       if (probe >= 0 && connect (probe, (struct sockaddr *) &sa, sizeof sa) == 0)
         {
           close (probe);
-          return cli_fail ("serve: another berth serve is listening on %s; stop it or choose another path", path);
+          return fail_socket ("serve: another berth serve is listening on %s; stop it or choose another path", path);
         }
       if (probe >= 0)
         close (probe);
@@ -1127,7 +1130,7 @@ open_socket (const char *path)
     }
   int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
-    return cli_fail ("serve: socket: %s", strerror (errno));
+    return fail_socket ("serve: socket: %s", strerror (errno));
   strcpy (sa.sun_path, path);
   mode_t old = umask (0177);
   int r = bind (fd, (struct sockaddr *) &sa, sizeof sa);
@@ -1136,7 +1139,7 @@ open_socket (const char *path)
     {
       int e = errno;
       close (fd);
-      return cli_fail ("serve: cannot listen on %s: %s", path, strerror (e));
+      return fail_socket ("serve: cannot listen on %s: %s", path, strerror (e));
     }
   return fd;
 }
