@@ -582,6 +582,8 @@ on_output (void *userdata, const char *data, size_t len)
   return 0;
 }
 
+static void step_exec (server *s, sexec *x);
+
 static sexec *
 find_exec (server *s, client *c, const char *id)
 {
@@ -682,6 +684,9 @@ m_execute (req *r)
   x->next = r->s->execs;
   r->s->execs = x;
   r->s->n_execs++;
+  /* The first step comes before any wait (as in berth_env_execute): what
+     begin read already is handled now; later steps follow the fd.  */
+  step_exec (r->s, x);
 }
 
 static void

@@ -33,6 +33,13 @@ await ()
 call () { req "$@"; await "$1"; }
 r () { jq -r "$1" <<<"$reply"; }
 
+# the shared engine's offline image, for the docker part
+mkdir -p "$XDG_CONFIG_HOME/berth"
+printf 'terminal:\n  docker_image: berth-test:latest\n' >"$XDG_CONFIG_HOME/berth/config.yaml"
+if [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null; then
+  bash "$BERTH_SRCDIR/tests/integration/setup/docker.sh" >/dev/null 2>&1 || diag "tests/integration/setup/docker.sh failed"
+fi
+
 start_server
 
 # version
@@ -120,6 +127,25 @@ call 20 exec_prefix "{\"env\":\"$e2\"}"
 mapfile -t prefix < <(r '.result.argv[]')
 is "$("${prefix[@]}" bash -c 'echo "$0 via prefix"' word </dev/null)" "word via prefix" "exec_prefix: an argv that runs the words after it"
 check "berth ls lists the named one" bash -c "'$BERTH' ls --json | jq -e '.[] | select(.name == \"srvnamed\")' >/dev/null"
+
+# docker: a command whose output came with its start (the first step
+# comes before any wait), and streamed output
+call 30 backends
+if [ "$(r '.result[] | select(.name == "docker") | .status')" = ready ]; then
+  call 31 open '{"backend":"docker"}'
+  ed=$(r '.result.env')
+  is "$(r '.result.flags.is_container')" true "docker: open"
+  call 32 execute "{\"env\":\"$ed\",\"command\":\"echo hi\",\"timeout\":20}"
+  is "$(r '[.result.output, .result.exit_code] | map(tostring) | join(" ")')" $'hi\n 0' "docker: execute echo hi ends with its output (not at the timeout)"
+  call 33 execute "{\"env\":\"$ed\",\"command\":\"echo a; sleep 0.3; echo b\",\"timeout\":20}"
+  is "$(jq -r 'select(.id == 33 and .event == "output") | .data' "$TEST_TMP/lines" | tr -d '\n')" "ab" "docker: output events"
+  call 34 cleanup "{\"env\":\"$ed\"}"
+  is "$(r '.result | tojson')" "{}" "docker: cleanup"
+elif must_work; then
+  not_ok "docker: not ready here, and CI requires it"
+else
+  diag "docker is not ready here: its part is not run"
+fi
 
 # errors: the server lives on
 send 'this is not json'
