@@ -440,7 +440,7 @@ static void
 render_env (sbuf *b, berth_ctx *ctx, const senv *e)
 {
   berth_provider *p = berth_ctx_find_provider (ctx, berth_env_backend (e->env));
-  sb_puts (b, "{\"env\":");
+  sb_printf (b, "{\"schema_version\":%d,\"env\":", BERTH_SCHEMA_VERSION);
   sb_string (b, e->handle);
   sb_puts (b, ",\"backend\":");
   sb_string (b, berth_env_backend (e->env));

@@ -160,6 +160,19 @@ call 23 execute "{\"env\":\"$e1\",\"command\":42}"
 is "$(r '.error.code')" invalid_params "a wrong parameter type: invalid_params"
 call 24 execute '{"env":"nosuch","command":"true"}'
 is "$(r '.error.code')" not_found "an unknown environment handle: not_found"
+call 60 execute "{\"env\":\"$e1\",\"command\":\"cat\",\"stdin\":\"a\",\"stdin_b64\":\"YQ==\"}"
+is "$(r '.error.code')" invalid_params "stdin and stdin_b64 together: invalid_params"
+: >"$TEST_TMP/lines"
+send "{\"id\":61,\"method\":\"version\",\"params\":{\"x\":$(printf '[%.0s' $(seq 40))$(printf ']%.0s' $(seq 40))}}"
+await null
+like "$(r '.error.code + " " + .error.message')" "parse_error*nested too deeply*" "JSON nested 40 deep: parse_error, nested too deeply"
+: >"$TEST_TMP/lines"
+printf '{"id":62,"method":"version","params":{"x":"\xff"}}\n' >&"$SIN"
+await null
+like "$(r '.error.code + " " + .error.message')" "parse_error*not valid UTF-8*" "a string that is not UTF-8: parse_error"
+call 63 open '{"backend":"local"}'
+is "$(r '.result.schema_version')" 1 "open: its result carries schema_version"
+call 64 cleanup "{\"env\":\"$(r '.result.env')\"}"
 : >"$TEST_TMP/lines"
 head -c $((9 * 1024 * 1024)) /dev/zero | tr '\0' x >&"$SIN"
 send ''
