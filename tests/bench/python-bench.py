@@ -35,6 +35,13 @@ def main():
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     exe = os.environ.get("BERTH") or "berth"
+    # An uninstalled build's berth is a libtool wrapper script, which would
+    # charge a shell to every CLI call: time the real binary.
+    real = os.path.join(os.path.dirname(exe), ".libs", os.path.basename(exe))
+    if os.path.isfile(real) and open(exe, "rb").read(2) == b"#!":
+        libs = os.path.dirname(real)
+        os.environ["LD_LIBRARY_PATH"] = libs + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else "")
+        os.environ["BERTH"] = exe = real
     name = "pybench-%d" % os.getpid()
     env = berth.Environment(backend="local", name=name)
     tenv = berth.Environment(backend="local")
