@@ -55,6 +55,7 @@ struct sexec
   senv *env;
   client *c;
   bool stream;
+  bool interrupted; /* by its client's end (once) */
   unsigned char carry[4]; /* a UTF-8 sequence cut between two chunks */
   size_t carry_len;
   sexec *next;
@@ -916,7 +917,8 @@ read_client (server *s, client *c)
 {
   if (c->in_cap - c->in_len < SERVE_READ_CHUNK)
     {
-      c->in_cap = c->in_len + SERVE_READ_CHUNK;
+      /* geometric growth: a long line costs O(its length) copies */
+      c->in_cap = c->in_len + SERVE_READ_CHUNK > 2 * c->in_cap ? c->in_len + SERVE_READ_CHUNK : 2 * c->in_cap;
       c->in = realloc (c->in, c->in_cap);
       if (c->in == NULL)
         abort ();
@@ -1026,8 +1028,11 @@ static void
 interrupt_client (server *s, client *c)
 {
   for (sexec *x = s->execs; x; x = x->next)
-    if (x->c == c)
-      berth_exec_interrupt (x->x);
+    if (x->c == c && !x->interrupted)
+      {
+        berth_exec_interrupt (x->x);
+        x->interrupted = true;
+      }
 }
 
 static void
