@@ -472,6 +472,33 @@ render_env (sbuf *b, berth_ctx *ctx, const senv *e)
   sb_puts (b, "}");
 }
 
+/* A relative CWD for a host-side backend (local, bwrap: it runs on this
+   host) is resolved against our own working directory, as berth exec -C
+   does; others resolve it in the environment.  BACKEND NULL: the
+   configured one.  Returns CWD or BUF.  */
+static const char *
+host_cwd (server *s, const char *backend, const char *cwd, char *buf, size_t size)
+{
+  char *dflt = NULL, here[PATH_MAX];
+  if (cwd == NULL || cwd[0] == '/' || cwd[0] == '~' || cwd[0] == '\0')
+    return cwd;
+  if (backend == NULL && berth_ctx_config_get (s->ctx, "terminal.backend", &dflt, NULL) >= 0)
+    {
+      dflt[strcspn (dflt, " \t\r\n")] = '\0';
+      backend = dflt;
+    }
+  berth_provider *p = berth_ctx_find_provider (s->ctx, backend ? backend : "local");
+  bool host = p && (berth_provider_flag (p, BERTH_FLAG_USES_HOST_FILESYSTEM) || !berth_provider_flag (p, BERTH_FLAG_IS_REMOTE));
+  free (dflt);
+  if (!host || size < PATH_MAX)
+    return cwd;
+  if (realpath (cwd, buf))
+    return buf;
+  if (getcwd (here, sizeof here) && snprintf (buf, size, "%s/%s", here, cwd) < (int) size)
+    return buf;
+  return cwd;
+}
+
 static void
 m_open (req *r)
 {
@@ -485,6 +512,8 @@ m_open (req *r)
       || !get_number (r, "setup_timeout", 0, BERTH_TIMEOUT_MAX, &setup_timeout, &set))
     return;
   spec.setup_timeout = setup_timeout;
+  char abs_cwd[PATH_MAX];
+  spec.cwd = host_cwd (r->s, spec.backend, spec.cwd, abs_cwd, sizeof abs_cwd);
   if (spec.image && spec.image[0] == '\0')
     spec.image = NULL; /* "": the backend's configured image (as Hermes passes it) */
   const jv *scope = jv_get (r->params, "scope");
@@ -659,8 +688,9 @@ m_execute (req *r)
 
   berth_exec_spec spec = BERTH_EXEC_SPEC_INIT;
   berth_error *err = NULL;
+  char abs_cwd[PATH_MAX];
   spec.command = command;
-  spec.cwd = cwd;
+  spec.cwd = host_cwd (r->s, berth_env_backend (e->env), cwd, abs_cwd, sizeof abs_cwd);
   spec.timeout = !timeout_set ? 0 : timeout == 0 ? BERTH_TIMEOUT_NONE : timeout;
   spec.max_bytes = max_set ? (size_t) max_bytes : 0;
   if (in)

@@ -170,6 +170,11 @@ like "$(r '.error.code + " " + .error.message')" "parse_error*nested too deeply*
 printf '{"id":62,"method":"version","params":{"x":"\xff"}}\n' >&"$SIN"
 await null
 like "$(r '.error.code + " " + .error.message')" "parse_error*not valid UTF-8*" "a string that is not UTF-8: parse_error"
+mkdir -p "$TEST_TMP/rel/sub"
+call 65 open "{\"backend\":\"local\",\"cwd\":\"$(realpath --relative-to=. "$TEST_TMP/rel")\"}"
+is "$(r '.result.cwd')" "$(realpath "$TEST_TMP/rel")" "open: a relative cwd of a host backend is resolved against the server's own"
+call 66 execute "{\"env\":\"$(r '.result.env')\",\"command\":\"pwd\",\"cwd\":\"$(realpath --relative-to=. "$TEST_TMP/rel/sub")\"}"
+is "$(r '.result.output')" "$(realpath "$TEST_TMP/rel/sub")" "execute: so is a command's"
 call 63 open '{"backend":"local"}'
 is "$(r '.result.schema_version')" 1 "open: its result carries schema_version"
 call 64 cleanup "{\"env\":\"$(r '.result.env')\"}"
