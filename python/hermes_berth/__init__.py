@@ -41,7 +41,7 @@ class BerthEnvironment:
     contract): execute -> {"output", "exit_code"}, cleanup, exec_prefix,
     cwd, get_temp_dir, uses_host_filesystem, cleanup_stops_processes."""
 
-    def __init__(self, provider, *, cwd, timeout, task_id="default", image=None, name=None, server=None):
+    def __init__(self, provider, *, cwd, timeout, task_id="default", image=None, name=None, server=None, scope=None):
         self.provider = provider
         self.timeout = timeout
         self.task_id = task_id
@@ -51,7 +51,7 @@ class BerthEnvironment:
         home = cwd == "~"
         self._env = berth.Environment(backend=provider.berth_backend, name=name,
                                       cwd=None if home or not cwd else cwd,
-                                      image=image or None, task_id=task_id, server=server)
+                                      image=image or None, task_id=task_id, server=server, scope=scope)
         self.cwd = self._env.cwd
         self._temp_dir = None
         if home:
@@ -173,8 +173,10 @@ class BerthProvider(_ProviderBase):
         name = None
         if isinstance(container_config, dict) and container_config.get("container_persistent"):
             name = "hermes-" + (re.sub(r"[^A-Za-z0-9_.-]", "-", str(task_id)) or "default")
+        # a hosted scope (scope=, tenant other than "local") is refused by
+        # berth with NotSupported until it has hosted scopes
         return BerthEnvironment(self, cwd=cwd, timeout=timeout, task_id=task_id, image=image,
-                                name=name, server=self._server)
+                                name=name, server=self._server, scope=kwargs.get("scope"))
 
 
 def providers(server=None):

@@ -127,3 +127,15 @@ def test_persistent_container_config_names_the_environment(ctx):
         assert env._env.name == "hermes-task-7"
     finally:
         env._env.remove()
+
+
+def test_hosted_scope_is_refused_clearly(ctx):
+    p = _provider(ctx, "local")
+    with pytest.raises(berth.NotSupported) as exc:
+        p.create_environment(cwd="/tmp", timeout=30, scope={"tenant": "acme", "agent": "a1"})
+    assert "hosted scopes" in exc.value.message
+    env = p.create_environment(cwd="/tmp", timeout=30, scope={"tenant": "local", "agent": "a1"})
+    try:
+        assert env.execute("true")["exit_code"] == 0
+    finally:
+        env.cleanup()
