@@ -112,6 +112,7 @@ enum
   CLI_OPT_TENANT,
   CLI_OPT_AGENT,
   CLI_OPT_IDLE,
+  CLI_OPT_SOCKET,
 };
 
 typedef struct cli_option
@@ -185,6 +186,7 @@ int cmd_logs (const cli_opts *o, int argc, char **argv);
 int cmd_attach (const cli_opts *o, int argc, char **argv);
 int cmd_stop (const cli_opts *o, int argc, char **argv);
 int cmd_pull (const cli_opts *o, int argc, char **argv);
+int cmd_serve (const cli_opts *o, int argc, char **argv); /* serve/serve.c */
 int berth_cmd_plugins (berth_ctx *ctx, int argc, char **argv);
 
 #endif

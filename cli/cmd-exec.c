@@ -93,30 +93,9 @@ static void
 print_result_json (const berth_result *r)
 {
   size_t len;
-  const char *out = berth_result_output (r, &len);
-  printf ("{\"schema_version\":%d,\"output\":", CLI_SCHEMA_VERSION);
-  json_string_len (stdout, out, len);
-  printf (",\"exit_code\":%d,\"cwd\":", berth_result_exit_code (r));
-  json_string (stdout, berth_result_cwd (r));
-  printf (",\"cwd_changed\":%s,\"timed_out\":%s,\"interrupted\":%s,\"truncated\":%s,\"output_total_bytes\":%llu,\"full_output_path\":",
-          berth_result_cwd_changed (r) ? "true" : "false", berth_result_timed_out (r) ? "true" : "false",
-          berth_result_interrupted (r) ? "true" : "false", berth_result_truncated (r) ? "true" : "false",
-          (unsigned long long) berth_result_total_bytes (r));
-  json_string (stdout, berth_result_full_output_path (r));
-  printf (",\"environment_recreated\":%s,\"backend\":", berth_result_environment_recreated (r) ? "true" : "false");
-  json_string (stdout, berth_result_backend (r));
-  printf (",\"env\":");
-  json_string (stdout, berth_result_env (r));
-  printf (",\"duration_ms\":%llu,\"termination\":{\"kind\":", (unsigned long long) berth_result_duration_ms (r));
-  json_string (stdout, berth_termination_name (berth_result_termination (r)));
-  if (berth_result_signal (r))
-    {
-      printf (",\"signal\":");
-      json_string (stdout, berth_result_signal (r));
-    }
-  printf ("},\"transport\":");
-  json_string (stdout, berth_result_transport (r));
-  printf ("}\n");
+  _cleanup_free_ char *json = berth_result_json (r, &len);
+  fwrite (json, 1, len, stdout);
+  fputc ('\n', stdout);
   cli_json = false; /* a later error (cleanup) is one line on stderr only */
 }
 

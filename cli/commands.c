@@ -109,6 +109,12 @@ static const cli_option pull_options[] = {
   { 0 },
 };
 
+static const cli_option serve_options[] = {
+  { CLI_OPT_SOCKET, "socket", CLI_VALUE_FILE, "PATH", "listen on the UNIX socket PATH (0600, in a directory of\n"
+                                                      "your own) instead of stdin/stdout" },
+  { 0 },
+};
+
 static const cli_option exec_stream_options[] = {
   OPT_BACKEND ("backend (default: terminal.backend, else local)"),
   OPT_ENV ("named, persistent environment"),
@@ -260,6 +266,13 @@ const cli_command cli_commands[] = {
     "percentage); otherwise one plain line per change of a layer's status.\n"
     "A missing image, an unreachable registry or engine exits 125.",
     pull_options, CLI_VALUE_WORD },
+  { "serve", cmd_serve, "[--socket PATH]", "serve berth's API as JSON lines (berth-serve(7))",
+    "Serve berth's API as JSON lines (berth-serve(7)): requests on stdin,\n"
+    "replies and events on stdout; the server ends when stdin closes, and\n"
+    "cleans up its throw-away environments.  With --socket, listen on the\n"
+    "UNIX socket PATH (0600, in a directory of your own) for clients of the\n"
+    "same user until SIGTERM or SIGINT.",
+    serve_options },
   { "reap", cmd_reap, "--idle SECONDS [--json]", "suspend idle environments (keeping their workspace)",
     "Suspend every named environment unused for more than SECONDS, each under\n"
     "the scope that created it: docker stops its container, ssh drops its\n"

@@ -29,6 +29,7 @@ apt-get install -y -qq --no-install-recommends \
   build-essential autoconf automake libtool pkg-config autoconf-archive git ca-certificates \
   libyaml-dev libcurl4-openssl-dev libyajl-dev libcap-dev libmount-dev libseccomp-dev libcmocka-dev \
   bash bash-static busybox-static util-linux bsdutils procps iproute2 jq time xz-utils file man-db curl openssl binutils python3 \
+  python3-pytest python3-pip python3-setuptools python3-wheel \
   openssh-server openssh-client bubblewrap docker.io docker-registry \
   debhelper dpkg-dev lintian fakeroot bash-completion zsh fish systemd slurm-wlm munge \
   podman catatonit uidmap slirp4netns fuse-overlayfs runc >/dev/null

@@ -496,6 +496,14 @@ BERTH_EXPORT const char *berth_result_signal (const berth_result *r);
    backend's exec prefix, or its start callback); "agent" is to come.  */
 BERTH_EXPORT const char *berth_result_transport (const berth_result *r);
 BERTH_EXPORT berth_result *berth_result_free (berth_result *r);
+/* The version of the shape of every JSON object berth prints (berth(1),
+   JSON OUTPUT) and berth serve speaks (berth-serve(7)).  */
+#define BERTH_SCHEMA_VERSION 1
+/* R as the JSON result object of `berth exec --json` and of berth serve's
+   execute (one line, no newline; fields in berth-serve(7)), with
+   schema_version.  Never NULL (aborts when memory runs out); caller frees.
+   *RET_LEN (may be NULL) gets its length.  */
+BERTH_EXPORT char *berth_result_json (const berth_result *r, size_t *ret_len);
 
 /* ---- exec_prefix and streams ---- */
 /* A local argv that runs whatever words follow it inside ENV with stdin and

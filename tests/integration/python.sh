@@ -1,0 +1,55 @@
+#!/bin/bash
+# python.sh: the Python package (python/berth) and the Hermes provider
+# plugin (python/hermes_berth) with pytest against the build's real berth
+# serve, on local, bwrap and docker.  One TAP line per pytest test.
+. "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
+: "${BERTH_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+[ -x "$BERTH" ] || skip_all "berth not built ($BERTH)"
+# A python3 with pytest (Debian's python3-pytest: tools/bootstrap.sh).
+PY=
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null && "$p" -c 'import pytest' 2>/dev/null; then PY=$p; break; fi
+done
+[ -n "$PY" ] || skip_all "no python3 with pytest (apt-get install python3-pytest)"
+# The docker tests use the shared engine with berth-test:latest (as
+# docker-lib.sh prepares it).
+if [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null; then
+  bash "$BERTH_SRCDIR/tests/integration/setup/docker.sh" >/dev/null 2>&1 || diag "tests/integration/setup/docker.sh failed"
+fi
+export BERTH PYTHONDONTWRITEBYTECODE=1
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+cd "$BERTH_SRCDIR/python" || exit 1
+"$PY" -m pytest tests -q -rA -p no:cacheprovider >"$out" 2>&1
+rc=$?
+n=0
+while IFS= read -r line; do
+  case $line in
+    "PASSED "*) ok "${line#PASSED }" ;;
+    "SKIPPED "*) __tap_n=$((__tap_n + 1)); echo "ok $__tap_n - ${line#SKIPPED } # SKIP" ;;
+    "FAILED "* | "ERROR "*) not_ok "$line" ;;
+    *) continue ;;
+  esac
+  n=$((n + 1))
+done <"$out"
+# pip install ./python works (offline: Debian's setuptools and wheel), and
+# the installed package runs
+pipdir=$(mktemp -d)
+cp -r "$BERTH_SRCDIR/python" "$pipdir/src"
+if "$PY" -m pip --version >/dev/null 2>&1; then
+  if "$PY" -m pip install -q --no-build-isolation --no-index --target "$pipdir/site" "$pipdir/src" >"$pipdir/log" 2>&1; then
+    got=$(cd / && PYTHONPATH=$pipdir/site "$PY" -c 'import berth, hermes_berth
+with berth.Environment(backend="local") as e: print(e.execute("echo installed").output.strip(), hermes_berth.__file__.startswith("'"$pipdir"'"))')
+    is "$got" "installed True" "pip install ./python: the installed berth and hermes_berth work"
+  else
+    not_ok "pip install ./python failed: $(tail -3 "$pipdir/log" | tr '\n' ' ')"
+  fi
+elif must_work; then
+  not_ok "pip install ./python: no pip for $PY (apt-get install python3-pip python3-setuptools python3-wheel)"
+fi
+rm -rf "$pipdir"
+if [ "$rc" -ne 0 ] || [ "$n" -eq 0 ]; then
+  sed 's/^/# /' "$out" | tail -60
+  [ "$rc" -ne 0 ] && [ "$__tap_failed" -eq 0 ] && not_ok "pytest exited $rc"
+fi
+done_testing
