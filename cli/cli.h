@@ -61,6 +61,12 @@ typedef struct cli_capture
 bool cli_capture_begin (cli_capture *c);
 char *cli_capture_end (cli_capture *c);
 
+/* Every BERTH_FLAG_*, in the order the JSON listings show them, and the
+   names of BERTH_PROBE_* (cmd-info.c; berth serve shares them).  */
+#define CLI_N_FLAGS 8
+extern const uint32_t cli_all_flags[CLI_N_FLAGS];
+extern const char *const cli_probe_names[3];
+
 /* True when the named environment NAME exists (berth ls lists it).  */
 bool cli_env_exists (berth_ctx *ctx, const char *name);
 /* Open the existing named environment NAME; else print why, set *RET_EXIT

@@ -11,13 +11,14 @@
 #include <berth/provider-util.h>
 #include "cli.h"
 
-static const uint32_t all_flags[] = {
+/* Every flag, in the order `backends --json` and berth serve show them.  */
+const uint32_t cli_all_flags[CLI_N_FLAGS] = {
   BERTH_FLAG_IS_REMOTE, BERTH_FLAG_IS_CONTAINER, BERTH_FLAG_SKIP_CONTAINER_GUARDS,
   BERTH_FLAG_USES_HOST_FILESYSTEM, BERTH_FLAG_SUPPORTS_STREAMS,
   BERTH_FLAG_SESSION_ISOLATED_WHEN_NONPERSISTENT, BERTH_FLAG_CLEANUP_STOPS_PROCESSES,
   BERTH_FLAG_SERVES_HOSTED_SCOPES,
 };
-static const char *const probe_names[] = { "ready", "needs_setup", "unavailable" };
+const char *const cli_probe_names[3] = { "ready", "needs_setup", "unavailable" };
 
 /* Parse CMD's options (--json, --names); false after printing (the
    help, or an error: *RET_EXIT).  */
@@ -89,20 +90,20 @@ cmd_backends (const cli_opts *o, int argc, char **argv)
           json_string (stdout, berth_provider_description (p));
           printf (",\"origin\":");
           json_string (stdout, berth_provider_origin (p));
-          printf (",\"status\":\"%s\",\"reason\":", probe_names[state]);
+          printf (",\"status\":\"%s\",\"reason\":", cli_probe_names[state]);
           json_string (stdout, reason);
           printf (",\"default_cwd\":");
           json_string (stdout, berth_provider_default_cwd (p));
           printf (",\"cache_path_base\":");
           json_string (stdout, berth_provider_cache_path_base (p));
           printf (",\"flags\":{");
-          for (size_t i = 0; i < sizeof all_flags / sizeof all_flags[0]; i++)
-            printf ("%s\"%s\":%s", i ? "," : "", berth_flag_name (all_flags[i]), berth_provider_flag (p, all_flags[i]) ? "true" : "false");
+          for (size_t i = 0; i < sizeof cli_all_flags / sizeof cli_all_flags[0]; i++)
+            printf ("%s\"%s\":%s", i ? "," : "", berth_flag_name (cli_all_flags[i]), berth_provider_flag (p, cli_all_flags[i]) ? "true" : "false");
           printf ("}}");
         }
       else
         {
-          printf ("%-12s %-12s %s\n", berth_provider_name (p), probe_names[state], berth_provider_description (p));
+          printf ("%-12s %-12s %s\n", berth_provider_name (p), cli_probe_names[state], berth_provider_description (p));
           if (reason && state != BERTH_PROBE_READY)
             {
               char *safe = cli_term_escape (reason);

@@ -60,11 +60,13 @@ sproc_drop (server *s, sproc *p)
   free (p);
 }
 
+/* {"process", "state", "exit_code", "termination" -- without the closing
+   brace: a listing appends to it.  */
 static void
-render_state (sbuf *b, berth_process *p, int state, int ec, const char *how)
+render_state_fields (sbuf *b, const char *id, int state, int ec, const char *how)
 {
   sb_puts (b, "{\"process\":");
-  sb_string (b, berth_process_id (p));
+  sb_string (b, id);
   sb_printf (b, ",\"state\":\"%s\",\"exit_code\":", state == BERTH_PROCESS_RUNNING ? "running" : state == BERTH_PROCESS_LOST ? "lost" : "exited");
   if (state == BERTH_PROCESS_EXITED)
     sb_printf (b, "%d", ec);
@@ -75,6 +77,12 @@ render_state (sbuf *b, berth_process *p, int state, int ec, const char *how)
     sb_string (b, how);
   else
     sb_puts (b, "null");
+}
+
+static void
+render_state (sbuf *b, berth_process *p, int state, int ec, const char *how)
+{
+  render_state_fields (b, berth_process_id (p), state, ec, how);
   sb_puts (b, "}");
 }
 
@@ -329,19 +337,10 @@ static void
 list_one (void *userdata, const char *id, const char *command, int64_t started, int state, int ec, const char *how)
 {
   list_state *l = userdata;
-  sb_puts (&l->b, l->first ? "{\"process\":" : ",{\"process\":");
+  if (!l->first)
+    sb_puts (&l->b, ",");
   l->first = false;
-  sb_string (&l->b, id);
-  sb_printf (&l->b, ",\"state\":\"%s\",\"exit_code\":", state == BERTH_PROCESS_RUNNING ? "running" : state == BERTH_PROCESS_LOST ? "lost" : "exited");
-  if (state == BERTH_PROCESS_EXITED)
-    sb_printf (&l->b, "%d", ec);
-  else
-    sb_puts (&l->b, "null");
-  sb_puts (&l->b, ",\"termination\":");
-  if (how)
-    sb_string (&l->b, how);
-  else
-    sb_puts (&l->b, "null");
+  render_state_fields (&l->b, id, state, ec, how);
   sb_printf (&l->b, ",\"started\":%lld,\"command\":", (long long) started);
   sb_string (&l->b, command);
   sb_puts (&l->b, "}");

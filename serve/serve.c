@@ -255,20 +255,13 @@ get_env (req *r)
 
 /* ---- providers ---- */
 
-static const uint32_t all_flags[] = {
-  BERTH_FLAG_IS_REMOTE, BERTH_FLAG_IS_CONTAINER, BERTH_FLAG_SKIP_CONTAINER_GUARDS,
-  BERTH_FLAG_USES_HOST_FILESYSTEM, BERTH_FLAG_SUPPORTS_STREAMS,
-  BERTH_FLAG_SESSION_ISOLATED_WHEN_NONPERSISTENT, BERTH_FLAG_CLEANUP_STOPS_PROCESSES,
-  BERTH_FLAG_SERVES_HOSTED_SCOPES,
-};
-static const char *const probe_names[] = { "ready", "needs_setup", "unavailable" };
 
 static void
 render_flags (sbuf *b, berth_provider *p)
 {
   sb_puts (b, "{");
-  for (size_t i = 0; i < sizeof all_flags / sizeof all_flags[0]; i++)
-    sb_printf (b, "%s\"%s\":%s", i ? "," : "", berth_flag_name (all_flags[i]), berth_provider_flag (p, all_flags[i]) ? "true" : "false");
+  for (size_t i = 0; i < sizeof cli_all_flags / sizeof cli_all_flags[0]; i++)
+    sb_printf (b, "%s\"%s\":%s", i ? "," : "", berth_flag_name (cli_all_flags[i]), berth_provider_flag (p, cli_all_flags[i]) ? "true" : "false");
   sb_puts (b, "}");
 }
 
@@ -284,7 +277,7 @@ render_provider (sbuf *b, berth_provider *p)
   sb_string (b, berth_provider_description (p));
   sb_puts (b, ",\"origin\":");
   sb_string (b, berth_provider_origin (p));
-  sb_printf (b, ",\"status\":\"%s\",\"reason\":", probe_names[state >= 0 && state <= 2 ? state : 2]);
+  sb_printf (b, ",\"status\":\"%s\",\"reason\":", cli_probe_names[state >= 0 && state <= 2 ? state : 2]);
   sb_string (b, reason);
   sb_puts (b, ",\"default_cwd\":");
   sb_string (b, berth_provider_default_cwd (p));
