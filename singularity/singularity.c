@@ -22,6 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Present while a named environment is stopped by berth_env_stop_idle.  */
+#define IDLE_FILE "singularity-idle"
+
 typedef struct sing_env
 {
   char *bin;
@@ -388,6 +391,13 @@ sing_ensure (berth_env *env, berth_error **reterr)
   int r, exists = 0;
   bool had_marker = false;
 
+  /* again after a stop: what the last ensure found is found anew */
+  free (s->bin);
+  s->bin = NULL;
+  free (s->overlay);
+  s->overlay = NULL;
+  free (s->pwd);
+  s->pwd = NULL;
   if ((r = sing_find_binary (berth_env_config (env), &s->bin, reterr)) < 0)
     goto fail;
   if ((r = sing_check_version (s->bin, SING_VERSION_TIMEOUT, &version, reterr)) < 0)
@@ -420,8 +430,11 @@ sing_ensure (berth_env *env, berth_error **reterr)
     {
       if ((r = start_instance (env, s, reterr)) < 0)
         goto fail;
-      if (had_marker)
+      /* started again over its overlay after an idle stop: the same
+         workspace, not recreated */
+      if (had_marker && berth_env_state_read (env, IDLE_FILE, NULL) < 0)
         berth_env_mark_recreated (env);
+      berth_env_state_remove (env, IDLE_FILE);
       if (marker != NULL)
         {
           int fd = open (marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -586,6 +599,23 @@ forget_persistent (berth_env *env, const char *overlay)
   free (ov);
 }
 
+/* Idle: a named environment's instance stops, its overlay (the
+   workspace) stays for the next ensure; a throw-away one has nothing to
+   keep, so it runs on.  */
+static int
+sing_stop (berth_env *env, berth_error **reterr)
+{
+  sing_env *s = berth_env_get_data (env);
+  if (!s->persistent || !s->running)
+    return 0;
+  int r = stop_instance (s->bin, s->name, reterr);
+  if (r < 0)
+    return r;
+  s->running = false;
+  berth_env_state_write (env, IDLE_FILE, "1", 1);
+  return 0;
+}
+
 /* For good: stop the instance (found by name after attach alone) and,
    for a named environment, forget its overlay.  Idempotent.  */
 static int
@@ -697,6 +727,7 @@ const berth_provider_ops berth_singularity_provider = {
   .env_data_size = sizeof (sing_env),
   .attach = sing_attach,
   .ensure = sing_ensure,
+  .stop = sing_stop,
   .remove = sing_remove,
   .release = sing_release,
   .exec_prefix = sing_exec_prefix,

@@ -321,7 +321,7 @@ sed -i "s/^last_used=.*/last_used=$(( $(date +%s) - 7200 ))/" "$XDG_STATE_HOME/b
 out=$("$BERTH" reap --idle 3600 --json); rc=$?
 act=$(jq -r --arg n "$RI" '.[] | select(.name == $n) | .action' <<<"$out")
 # the built-in backends that have something to suspend (a stop op)
-case $BACKEND in docker | ssh) want=suspended ;; *) want=left ;; esac
+case $BACKEND in docker | ssh | singularity) want=suspended ;; *) want=left ;; esac
 is "$rc:${act:-left}" "0:$want" "idle: reap --idle: $want"
 r=$(bj -e "$RI" -- 'cat f; echo "$KEPT"; pwd')
 is "$(out "$r")" "v"$'\n'"yes"$'\n'"$(field "$r" cwd)" "idle: the next command resumes it, files, exports and cwd kept"
