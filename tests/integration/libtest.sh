@@ -76,7 +76,7 @@ like ()
   fi
 }
 
-diag () { printf '# %s\n' "$*"; }
+diag () { printf '%s\n' "$*" | sed 's/^/# /'; }
 
 # Print the plan and exit: 0 when everything passed.
 done_testing ()
