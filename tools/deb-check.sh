@@ -72,4 +72,7 @@ HOME=$home XDG_CONFIG_HOME=$home/.config XDG_STATE_HOME=$home/.state XDG_CACHE_H
   /usr/bin/berth exec -- true
 HOME=$home XDG_CONFIG_HOME=$home/.config XDG_STATE_HOME=$home/.state XDG_CACHE_HOME=$home/.cache XDG_DATA_HOME=$home/.data \
   /usr/bin/berth backends
+# the Python package, installed, runs a command through the installed berth serve
+(cd / && HOME=$home XDG_CONFIG_HOME=$home/.config XDG_STATE_HOME=$home/.state XDG_CACHE_HOME=$home/.cache XDG_DATA_HOME=$home/.data \
+  BERTH=/usr/bin/berth /usr/bin/python3 -c 'import berth; e = berth.Environment(); print("python3-berth:", e.execute("echo ok").output.strip()); e.cleanup()')
 echo "deb-check: ok"
