@@ -132,7 +132,7 @@ struct berth_env
   char *runtime_dir; /* sockets (0700) */
   char *spill_dir;
   char *temp_dir; /* berth_env_temp_dir, asked once (files.c) */
-  char *tenant, *agent; /* the scope that created it (scope.c), or NULL */
+  char *owner_tenant, *owner_agent; /* the scope that created it (scope.c), or NULL */
   char incarnation[17];  /* random, per creation: what lives in the environment
                             itself (process directories) is this one's */
   char **host_environ;

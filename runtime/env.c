@@ -73,8 +73,8 @@ berth_env_free (berth_env *env)
   free (env->runtime_dir);
   free (env->spill_dir);
   free (env->temp_dir);
-  free (env->tenant);
-  free (env->agent);
+  free (env->owner_tenant);
+  free (env->owner_agent);
   berth_strv_free (env->host_environ);
   berth_strv_free (env->passthrough);
   berth_ctx *ctx = env->ctx;
@@ -108,8 +108,8 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
   _cleanup_free_ char *sandbox = berth_ctx_is_hosted (ctx) ? berth_scope_sandbox_name (ctx->scope_tenant, ctx->scope_agent) : NULL;
   if (sandbox && !(for_remove && name))
     name = berth_config_bool (ctx->config, "terminal.container_persistent", true) || for_remove ? sandbox : NULL;
-  env->tenant = xstrdup (ctx->scope_tenant);
-  env->agent = xstrdup (ctx->scope_agent);
+  env->owner_tenant = xstrdup (ctx->scope_tenant);
+  env->owner_agent = xstrdup (ctx->scope_agent);
   if (name && !berth_env_name_is_valid (name))
     {
       berth_env_free (env);
@@ -140,10 +140,10 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
           env->image = berth_meta_get (meta, "image");
           env->task_id = berth_meta_get (meta, "task");
           /* the scope that created it, not the one asking */
-          free (env->tenant);
-          free (env->agent);
-          env->tenant = berth_meta_get (meta, "tenant");
-          env->agent = berth_meta_get (meta, "agent");
+          free (env->owner_tenant);
+          free (env->owner_agent);
+          env->owner_tenant = berth_meta_get (meta, "tenant");
+          env->owner_agent = berth_meta_get (meta, "agent");
           _cleanup_free_ char *inc = berth_meta_get (meta, "incarnation");
           if (inc && strlen (inc) == 16)
             memcpy (env->incarnation, inc, 17);

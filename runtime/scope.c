@@ -61,19 +61,19 @@ berth_ctx_is_hosted (const berth_ctx *ctx)
 BERTH_EXPORT bool
 berth_env_is_hosted (const berth_env *env)
 {
-  return berth_scope_is_hosted (env->tenant);
+  return berth_scope_is_hosted (env->owner_tenant);
 }
 
 BERTH_EXPORT const char *
 berth_env_tenant (const berth_env *env)
 {
-  return env->tenant;
+  return env->owner_tenant;
 }
 
 BERTH_EXPORT const char *
 berth_env_agent (const berth_env *env)
 {
-  return env->agent;
+  return env->owner_agent;
 }
 
 static bool
@@ -86,10 +86,10 @@ int
 berth_scope_check (const berth_env *env, berth_error **reterr)
 {
   const berth_ctx *ctx = env->ctx;
-  if (same (ctx->scope_tenant, env->tenant) && same (ctx->scope_agent, env->agent))
+  if (same (ctx->scope_tenant, env->owner_tenant) && same (ctx->scope_agent, env->owner_agent))
     return 0;
   return berth_error_set (reterr, BERTH_E_SCOPE, "cross-agent handle refused: environment %s belongs to %s/%s, the bound scope is %s%s%s",
-                          env->name ? env->name : env->id, env->tenant ? env->tenant : "(none)", env->agent ? env->agent : "(none)",
+                          env->name ? env->name : env->id, env->owner_tenant ? env->owner_tenant : "(none)", env->owner_agent ? env->owner_agent : "(none)",
                           ctx->scope_tenant ? ctx->scope_tenant : "none", ctx->scope_tenant ? "/" : "", ctx->scope_agent ? ctx->scope_agent : "");
 }
 
@@ -113,7 +113,7 @@ berth_scope_admit (const berth_env *env, berth_error **reterr)
     return berth_error_set (reterr, BERTH_E_HOSTED,
                             "backend %s cannot serve a hosted scope (tenant %s): it does not declare serves_hosted_scopes, so its "
                             "commands would not run in a sandbox of the agent's own; use a backend that does (berth backends)",
-                            name, env->tenant);
+                            name, env->owner_tenant);
   const char *missing = p->ops->stop == NULL ? "stop (idle suspension)" : p->ops->remove == NULL ? "remove" : NULL;
   if (missing)
     return berth_error_set (reterr, BERTH_E_HOSTED, "backend %s declares serves_hosted_scopes but lacks %s of the hosted interface", name,

@@ -106,8 +106,8 @@ berth_env_save (berth_env *env, berth_error **reterr)
   meta_put (&b, "image", env->image);
   meta_put (&b, "task", env->task_id);
   meta_put (&b, "incarnation", env->incarnation);
-  meta_put (&b, "tenant", env->tenant);
-  meta_put (&b, "agent", env->agent);
+  meta_put (&b, "tenant", env->owner_tenant);
+  meta_put (&b, "agent", env->owner_agent);
   if (env->suspended)
     meta_put (&b, "suspended", "1");
   meta_put (&b, "last_used", now);
