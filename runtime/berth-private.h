@@ -126,6 +126,7 @@ struct berth_env
   char **passthrough;
   void *data;
   const struct berth_transport_ops *transport; /* chosen on first use (transport.c) */
+  struct berth_agent_mux *agent; /* the agent's stream, or why there is none (agent-client.c) */
   int lock_fd;
   bool created, cleaned, recreated;
   bool executing; /* a berth_exec runs in it (session.c): one at a time */
