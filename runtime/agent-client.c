@@ -735,35 +735,25 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
       mux_unref (m);
       if (h == START_NO)
         return -ENOEXEC;
-      /* Upload into the first directory that takes it.  */
-      for (int dir = 0; dir < 2; dir++)
-        {
-          _cleanup_free_ char *up = berth_agent_upload_script (hash, tag, dir);
-          const char *uargv[] = { "sh", "-c", up, NULL };
-          berth_buf out = { 0 };
-          int st = -1;
-          berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "agent", "uploading the agent (%zu bytes) into %s, directory %d", len, env->id, dir);
-          r = run_via_fallback (env, fb, uargv, bin, len, UPLOAD_S, &out, &st, reterr);
-          if (r < 0)
-            {
-              berth_buf_free (&out);
-              free (*why);
-              *why = NULL;
-              return r;
-            }
-          bool ok = out.data && strstr (out.data, "BERTH-AGENT-OK");
-          free (*why);
-          *why = out.data && strstr (out.data, "BERTH-AGENT-NO:")
-                     ? strndup (strstr (out.data, "BERTH-AGENT-NO:") + 15, strcspn (strstr (out.data, "BERTH-AGENT-NO:") + 15, "\n"))
-                     : berth_strdup_printf ("the upload failed (exit status %d)", st);
-          berth_buf_free (&out);
-          if (ok)
-            {
-              free (*why);
-              *why = NULL;
-              break;
-            }
-        }
+      /* Upload it (the script picks the directory).  */
+      {
+        _cleanup_free_ char *up = berth_agent_upload_script (hash, tag);
+        const char *uargv[] = { "sh", "-c", up, NULL };
+        berth_buf out = { 0 };
+        int st = -1;
+        berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "agent", "uploading the agent (%zu bytes) into %s", len, env->id);
+        r = run_via_fallback (env, fb, uargv, bin, len, UPLOAD_S, &out, &st, reterr);
+        if (r < 0)
+          {
+            berth_buf_free (&out);
+            return r;
+          }
+        const char *no = out.data ? strstr (out.data, "BERTH-AGENT-NO:") : NULL;
+        bool ok = out.data && strstr (out.data, "BERTH-AGENT-OK");
+        if (!ok)
+          *why = no ? strndup (no + 15, strcspn (no + 15, "\n")) : berth_strdup_printf ("the upload failed (exit status %d)", st);
+        berth_buf_free (&out);
+      }
       if (*why)
         return -ENOEXEC;
     }

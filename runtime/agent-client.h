@@ -31,6 +31,6 @@ BERTH_INTERNAL void berth_agent_sha256_hex (const void *data, size_t len, char h
 /* The scripts that find (and start) or upload the agent inside an
    environment (see agent-place.c).  */
 BERTH_INTERNAL char *berth_agent_start_script (const char *arch, const char *hash, const char *dir_tag, const char *sock_name);
-BERTH_INTERNAL char *berth_agent_upload_script (const char *hash, const char *dir_tag, int dir_index);
+BERTH_INTERNAL char *berth_agent_upload_script (const char *hash, const char *dir_tag);
 
 #endif

@@ -100,24 +100,27 @@ berth_agent_start_script (const char *arch, const char *hash, const char *dir_ta
 }
 
 char *
-berth_agent_upload_script (const char *hash, const char *dir_tag, int dir_index)
+berth_agent_upload_script (const char *hash, const char *dir_tag)
 {
-  /* stdin: the binary.  Prints "BERTH-AGENT-OK", else
-     "BERTH-AGENT-NO:<why>" (try the next directory).  */
-  return berth_strdup_printf ("hash='%s' tag='%s' i=0\n"
+  /* stdin: the binary, written into the first directory where a program
+     may run (a noexec /tmp is skipped by a probe script before any byte
+     is sent).  Prints "BERTH-AGENT-OK", else "BERTH-AGENT-NO:<why>".  */
+  return berth_strdup_printf ("hash='%s' tag='%s' why='no writable directory allows running programs'\n"
                               "for d in " DIRS "; do\n"
-                              "  [ $i = %d ] || { i=$((i+1)); continue; }\n"
-                              "  t=$d/.tmp.$$\n"
-                              "  if ! mkdir -p \"$d\" 2>/dev/null || ! chmod 700 \"$d\" || ! cat >\"$t\"; then\n"
-                              "    cat >/dev/null; rm -f \"$t\"; echo \"BERTH-AGENT-NO:cannot write $d\"; exit 0\n"
+                              "  mkdir -p \"$d\" 2>/dev/null && chmod 700 \"$d\" 2>/dev/null || continue\n"
+                              "  p=$d/.probe.$$\n"
+                              "  if printf '#!/bin/sh\\nexit 0\\n' >\"$p\" 2>/dev/null && chmod 700 \"$p\" && \"$p\" 2>/dev/null; then rm -f \"$p\"; else\n"
+                              "    rm -f \"$p\"; rmdir \"$d\" 2>/dev/null; continue\n"
                               "  fi\n"
+                              "  t=$d/.tmp.$$\n"
+                              "  if ! cat >\"$t\"; then rm -f \"$t\"; echo \"BERTH-AGENT-NO:cannot write $d\"; exit 0; fi\n"
                               "  chmod 700 \"$t\"\n"
                               "  h=$(sha256sum \"$t\" 2>/dev/null)\n"
                               "  if [ \"${h%%%% *}\" != \"$hash\" ]; then rm -f \"$t\"; echo \"BERTH-AGENT-NO:the copy in $d is damaged\"; exit 0; fi\n"
-                              "  if ! \"$t\" --version >/dev/null 2>&1; then rm -f \"$t\"; echo \"BERTH-AGENT-NO:$d does not allow running programs\"; exit 0; fi\n"
+                              "  if ! \"$t\" --version >/dev/null 2>&1; then rm -f \"$t\"; echo \"BERTH-AGENT-NO:the agent does not run in $d\"; exit 0; fi\n"
                               "  mv -f \"$t\" \"$d/berth-agent\" && { echo BERTH-AGENT-OK; exit 0; }\n"
                               "  rm -f \"$t\"; echo \"BERTH-AGENT-NO:cannot install into $d\"; exit 0\n"
                               "done\n"
-                              "cat >/dev/null; echo 'BERTH-AGENT-NO:no directory left to place the agent in'\n",
-                              hash, dir_tag, dir_index);
+                              "cat >/dev/null; echo \"BERTH-AGENT-NO:$why\"\n",
+                              hash, dir_tag);
 }
