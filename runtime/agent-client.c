@@ -883,6 +883,9 @@ agent_start (berth_env *env, const berth_transport_call *call, const berth_start
       return berth_error_errno (reterr, -r, "the command is too large for the agent");
     }
   m->started++;
+  /* The argv as a spawn would log it (secrets elided); its pid is the
+     agent's to know (0 here).  */
+  berth_log_spawn (req->argv, 0, 0);
   if (mux_flush (m) < 0)
     {
       _cleanup_free_ char *why = strdup (m->why ? m->why : "its stream failed");

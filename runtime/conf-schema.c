@@ -57,7 +57,7 @@ static const schema_key config_schema[] = {
   { "terminal.timeout", SCHEMA_NUMBER, "a number of seconds from 0 (no timeout) to 2147483648", .min = 0, .max = BERTH_TIMEOUT_MAX, .def = "180" },
   { "terminal.lifetime_seconds", SCHEMA_INT, "an integer >= 0", .imin = 0, .imax = INT64_MAX, .def = "300" },
   SCHEMA_LIST ("terminal.env_passthrough"),
-  { "terminal.agent", SCHEMA_NAME, "auto (run commands through berth-agent where it can run) or off (one exec per command)", .def = "auto" },
+  { "terminal.agent", SCHEMA_NAME, "auto (commands through berth-agent where it can run; the default) or off (one exec per command)" },
   SCHEMA_STR ("terminal.docker_image"),
   SCHEMA_LIST ("terminal.docker_volumes"),
   SCHEMA_BOOLEAN ("terminal.docker_network"),
