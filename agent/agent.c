@@ -1113,6 +1113,15 @@ serve (void)
   for (;;)
     {
       size_t np = 0;
+      /* Controllers that went first: their orphans get a deadline the
+         timeout below must see.  */
+      for (size_t i = 0; i < MAX_CTL; i++)
+        if (ctls[i])
+          {
+            ctl_flush (ctls[i]);
+            if (ctls[i]->dead)
+              ctl_drop (ctls[i]);
+          }
       uint64_t now = now_ms ();
       int timeout = -1;
       /* orphaned foreground trees past their grace */
@@ -1145,13 +1154,6 @@ serve (void)
           if ((c->exit_sent || (c->released && c->reaped)) || (!c->owner && c->reaped && c->out < 0 && c->err < 0))
             chan_free (c);
         }
-      for (size_t i = 0; i < MAX_CTL; i++)
-        if (ctls[i])
-          {
-            ctl_flush (ctls[i]);
-            if (ctls[i]->dead)
-              ctl_drop (ctls[i]);
-          }
       if (!anything_left ())
         shutdown_all (0);
 

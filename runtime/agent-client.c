@@ -19,6 +19,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -55,6 +56,7 @@ typedef struct berth_agent_mux
   berth_agent_buf rx, tx;
   berth_buf diag;
   bool hello, dead, unavailable;
+  bool why_is_backend; /* WHY is the transport's own message */
   char *why; /* dead: what happened; unavailable: why exec-per-command */
   uint32_t next_id;
   agent_chan *chans;
@@ -78,6 +80,7 @@ struct agent_chan
 };
 
 static void mux_die (berth_agent_mux *m, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+static void mux_lost (berth_agent_mux *m, int r);
 
 static berth_agent_mux *
 mux_ref (berth_agent_mux *m)
@@ -145,7 +148,8 @@ mux_die (berth_agent_mux *m, const char *fmt, ...)
     msg = NULL;
   va_end (ap);
   /* What the agent said on stderr, when it said anything.  */
-  const char *d = m->diag.data && m->diag.len ? m->diag.data : NULL;
+  const char *d = m->diag.data && m->diag.len && !m->why_is_backend ? m->diag.data : NULL;
+  free (m->why);
   m->why = d ? berth_strdup_printf ("%s (%.*s)", msg ? msg : "the agent failed", (int) strcspn (d, "\n"), d) : msg ? strdup (msg) : NULL;
   free (msg);
   m->dead = true;
@@ -158,6 +162,35 @@ mux_die (berth_agent_mux *m, const char *fmt, ...)
       chan_unsaturate (c);
     }
   mux_close_stream (m);
+}
+
+/* The stream ended (R: 0 at its end, else -errno): what the transport
+   under it says (the connection, daemon or jail that died), else how
+   the agent ended.  */
+static void
+mux_lost (berth_agent_mux *m, int r)
+{
+  berth_error *err = NULL;
+  int st = -1;
+  m->job_open = false;
+  berth_job_end_status (&m->job, BERTH_JOB_WAIT, &st, &err);
+  if (err)
+    {
+      /* The backend's own words, as exec-per-command reports them.  */
+      free (m->why);
+      m->why = strdup (berth_error_message (err));
+      m->why_is_backend = true;
+      berth_error_free (err);
+      mux_die (m, "%s", m->why ? m->why : "the transport failed");
+    }
+  else if (st > 128)
+    mux_die (m, "the agent was killed (signal %d)", st - 128);
+  else if (st >= 0)
+    mux_die (m, "the agent exited with status %d", st);
+  else if (r < 0)
+    mux_die (m, "the agent's stream failed: %s", strerror (-r));
+  else
+    mux_die (m, "the agent's stream ended");
 }
 
 static agent_chan *
@@ -316,12 +349,7 @@ mux_read (berth_agent_mux *m, int timeout_ms)
   while (r > 0 && berth_transport_data_pending (&m->job));
   mux_parse (m);
   if (r <= 0 && !m->dead)
-    {
-      if (r == 0)
-        mux_die (m, "the agent exited");
-      else
-        mux_die (m, "the agent's stream failed: %s", strerror (-r));
-    }
+    mux_lost (m, r);
   return m->dead ? -EPIPE : 1;
 }
 
@@ -389,8 +417,9 @@ chan_pump (void *proc, berth_sink_fn sink, void *userdata)
     return 0;
   if (c->exited && !(c->eof_out && c->eof_err))
     return 1;
+  /* The stream died: end of output, and wait says what happened.  */
   if (c->lost)
-    return -ECONNRESET;
+    return 0;
   return 1;
 }
 
@@ -434,6 +463,22 @@ chan_close_stdin (void *proc)
   return mux_flush (m);
 }
 
+/* A command stopped by SIGXCPU (its shell's status 152, or the agent saw
+   the signal itself: SURE): name the limit, and the key that set it when
+   the backend has one (terminal.<backend>_cpu_seconds).  */
+static void
+cpu_limit_note (berth_agent_mux *m, bool sure)
+{
+  if (m->env == NULL)
+    return;
+  _cleanup_free_ char *key = berth_strdup_printf ("terminal.%s_cpu_seconds", berth_env_backend (m->env));
+  const char *v = key ? berth_config_string (m->env->ctx->config, key, NULL) : NULL;
+  if (v && strcmp (v, "0") != 0)
+    berth_logf (m->env, BERTH_LOG_WARNING, "the command was stopped by the environment's CPU time limit (%s s, %s; 0 disables it)", v, key);
+  else if (sure)
+    berth_logf (m->env, BERTH_LOG_WARNING, "the command was stopped by a CPU time limit (SIGXCPU)");
+}
+
 static int
 chan_wait (void *proc, int *ret_status, berth_error **reterr)
 {
@@ -448,17 +493,23 @@ chan_wait (void *proc, int *ret_status, berth_error **reterr)
       {
       case BERTH_AGENT_CAUSE_EXITED:
         *ret_status = (int) (c->exit.value & 0xff);
+        if (*ret_status == 128 + SIGXCPU)
+          cpu_limit_note (m, false);
         return 0;
       case BERTH_AGENT_CAUSE_FAILED:
         return berth_error_set (reterr, BERTH_E_BACKEND, "%s", c->exit.message && *c->exit.message ? c->exit.message : "the agent could not start the command");
       default:
         *ret_status = 128 + (int) (c->exit.value & 0x7f);
+        if (c->exit.cause == BERTH_AGENT_CAUSE_LIMIT && c->exit.value == SIGXCPU)
+          cpu_limit_note (m, true);
         return 0;
       }
   if (c->error)
     return berth_error_set (reterr, BERTH_E_BACKEND, "the agent refused the command: %s", c->error);
-  return berth_error_set (reterr, BERTH_E_BACKEND, "the agent of this environment is gone (%s): the command's outcome is unknown; the next command starts a new one",
-                          m->why ? m->why : "its stream ended");
+  if (m->why_is_backend)
+    return berth_error_set (reterr, BERTH_E_BACKEND, "%s", m->why);
+  return berth_error_set (reterr, BERTH_E_BACKEND, "%s: the agent of this environment is gone (%s): the command's outcome is unknown; the next command starts a new one",
+                          m->env ? berth_env_backend (m->env) : "agent", m->why ? m->why : "its stream ended");
 }
 
 static void
@@ -592,6 +643,7 @@ enum
   START_OK,
   START_NEED, /* the binary is not there: upload */
   START_NO,   /* it cannot run there: *WHY */
+  START_TIMEOUT, /* the environment did not answer by the command's deadline */
 };
 
 /* Read the start script's answer: a text line, or the agent's HELLO.  */
@@ -635,6 +687,8 @@ handshake (berth_agent_mux *m, char **why, berth_error **reterr)
     more:
       if (berth_now_usec () > deadline)
         {
+          if (m->env->deadline_usec && deadline == m->env->deadline_usec)
+            return START_TIMEOUT; /* the command's time is up: not the agent's fault */
           *why = berth_strdup_printf ("the agent did not answer within %ds", HANDSHAKE_S);
           return START_NO;
         }
@@ -686,6 +740,7 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
   if (uname (&u) < 0)
     snprintf (u.machine, sizeof u.machine, "unknown");
   bool local = strcmp (berth_env_backend (env), "local") == 0;
+  uint64_t t0 = berth_now_usec ();
 
   for (int attempt = 0; attempt < 3; attempt++)
     {
@@ -735,6 +790,11 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
       mux_unref (m);
       if (h == START_NO)
         return -ENOEXEC;
+      if (h == START_TIMEOUT)
+        return berth_error_set (reterr, ETIMEDOUT,
+                                "%s: the command did not start within %.0fs: the environment stopped answering while its agent started (check the network and "
+                                "that the host is up, or run berth doctor -b %s)",
+                                berth_env_backend (env), (double) (env->deadline_usec - t0) / 1e6, berth_env_backend (env));
       /* Upload it (the script picks the directory).  */
       {
         _cleanup_free_ char *up = berth_agent_upload_script (hash, tag);
