@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -61,6 +62,8 @@ typedef struct ctl
 {
   int in, out;
   berth_agent_buf rx, tx;
+  uint32_t fd3_chan; /* FD3 bytes collected for this channel's RUN */
+  berth_agent_buf fd3;
   bool hello, closing, dead;
 } ctl;
 
@@ -511,7 +514,7 @@ reap (void)
 
 /* The child: its own session, its streams, its cgroup, then exec.  */
 static void
-child_exec (const berth_agent_run *run, int in, int out, int err, int pty_slave, const char *cg, int report)
+child_exec (const berth_agent_run *run, int in, int out, int err, int pty_slave, int fd3, const char *cg, int report)
 {
   sigset_t none;
   sigemptyset (&none);
@@ -537,6 +540,8 @@ child_exec (const berth_agent_run *run, int in, int out, int err, int pty_slave,
   if (pty_slave >= 0)
     ioctl (pty_slave, TIOCSCTTY, 0);
   if (dup2 (in, 0) < 0 || dup2 (out, 1) < 0 || dup2 (err, 2) < 0)
+    goto fail;
+  if (fd3 >= 0 && (fd3 == 3 ? fcntl (3, F_SETFD, 0) : dup2 (fd3, 3)) < 0)
     goto fail;
   if (run->cwd && chdir (run->cwd) < 0)
     goto fail;
@@ -603,8 +608,25 @@ chan_run (ctl *k, uint32_t id, const berth_agent_frame *f)
       return;
     }
   int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 }, rep[2] = { -1, -1 };
-  int master = -1, slave = -1, e = 0;
-  if (pipe2 (rep, O_CLOEXEC) < 0 || pipe2 (perr, O_CLOEXEC) < 0)
+  int master = -1, slave = -1, e = 0, fd3 = -1;
+  if (run.flags & BERTH_AGENT_RUN_FD3)
+    {
+      /* The bytes sent before, as a file the command can open by path.  */
+      fd3 = memfd_create ("berth-fd3", MFD_CLOEXEC);
+      size_t off = k->fd3_chan == id ? k->fd3.off : 0, end = k->fd3_chan == id ? k->fd3.len : 0;
+      while (fd3 >= 0 && off < end)
+        {
+          ssize_t n = write (fd3, k->fd3.data + off, end - off);
+          if (n <= 0)
+            break;
+          off += (size_t) n;
+        }
+      if (fd3 < 0 || off < end || lseek (fd3, 0, SEEK_SET) < 0)
+        e = errno ? errno : EIO;
+      berth_agent_buf_free (&k->fd3);
+      k->fd3_chan = 0;
+    }
+  if (e == 0 && (pipe2 (rep, O_CLOEXEC) < 0 || pipe2 (perr, O_CLOEXEC) < 0))
     e = errno;
   else if (run.flags & BERTH_AGENT_RUN_PTY)
     {
@@ -643,8 +665,8 @@ chan_run (ctl *k, uint32_t id, const berth_agent_frame *f)
       else if (pid == 0)
         {
           if (master >= 0)
-            child_exec (&run, slave, slave, perr[1], slave, c->cg, rep[1]);
-          child_exec (&run, pin[0], pout[1], perr[1], -1, c->cg, rep[1]);
+            child_exec (&run, slave, slave, perr[1], slave, fd3, c->cg, rep[1]);
+          child_exec (&run, pin[0], pout[1], perr[1], -1, fd3, c->cg, rep[1]);
         }
       else
         c->pid = pid;
@@ -654,6 +676,7 @@ chan_run (ctl *k, uint32_t id, const berth_agent_frame *f)
   close_fd (&pout[1]);
   close_fd (&slave);
   close_fd (&pin[0]);
+  close_fd (&fd3);
   if (e == 0)
     {
       int ce = 0;
@@ -759,6 +782,7 @@ ctl_drop (ctl *k)
     close (k->out);
   berth_agent_buf_free (&k->rx);
   berth_agent_buf_free (&k->tx);
+  berth_agent_buf_free (&k->fd3);
   free (k);
 }
 
@@ -855,6 +879,22 @@ ctl_frame (ctl *k, const berth_agent_frame *f)
       }
     case BERTH_AGENT_RUN:
       chan_run (k, f->chan, f);
+      break;
+    case BERTH_AGENT_FD3:
+      if (f->chan == 0 || chan_find (k, f->chan))
+        break;
+      if (k->fd3_chan != f->chan)
+        {
+          berth_agent_buf_free (&k->fd3);
+          k->fd3_chan = f->chan;
+        }
+      if (berth_agent_buf_pending (&k->fd3) + f->len > BERTH_AGENT_FD3_MAX)
+        {
+          send_ctl (k, berth_agent_put_error (&k->tx, 0, "fd3: over the bound"));
+          k->closing = true;
+          break;
+        }
+      xput (berth_agent_buf_add (&k->fd3, f->data, f->len));
       break;
     case BERTH_AGENT_STDIN:
       if (c == NULL || c->owner != k)

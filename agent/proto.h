@@ -16,6 +16,8 @@
  *   RUN      u32 flags (BERTH_AGENT_RUN_*), u32 argc, u32 envc
  *            (BERTH_AGENT_ENV_INHERIT: the agent's own), str cwd ("" none),
  *            argc strs, envc strs ("K=V")
+ *   FD3      bytes of the file the next RUN of this channel gets as fd 3
+ *            (flag BERTH_AGENT_RUN_FD3; at most BERTH_AGENT_FD3_MAX in all)
  *   STDIN    bytes (counted against the channel's stdin window)
  *   CLOSE_STDIN
  *   WINDOW   u32 n: the controller took N more output bytes
@@ -65,6 +67,7 @@
 /* Largest data frame either side sends.  */
 #define BERTH_AGENT_CHUNK (64u << 10)
 #define BERTH_AGENT_ENV_INHERIT UINT32_MAX
+#define BERTH_AGENT_FD3_MAX (16u << 20)
 
 enum
 {
@@ -78,6 +81,7 @@ enum
   BERTH_AGENT_LIST = 8,
   BERTH_AGENT_ATTACH = 9,
   BERTH_AGENT_PING = 10,
+  BERTH_AGENT_FD3 = 11,
   BERTH_AGENT_STARTED = 20,
   BERTH_AGENT_OUT = 21,
   BERTH_AGENT_ERR = 22,
@@ -94,7 +98,8 @@ enum
   BERTH_AGENT_RUN_STDIN = 1u << 0,    /* a stdin stream (else /dev/null) */
   BERTH_AGENT_RUN_PTY = 1u << 1,      /* stdin and stdout on a terminal */
   BERTH_AGENT_RUN_DETACHED = 1u << 2, /* lives on without its controller */
-  BERTH_AGENT_RUN_KNOWN = (1u << 3) - 1,
+  BERTH_AGENT_RUN_FD3 = 1u << 3,      /* fd 3: a file of the FD3 bytes sent before */
+  BERTH_AGENT_RUN_KNOWN = (1u << 4) - 1,
 };
 
 enum

@@ -755,7 +755,9 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
       m->env = env;
       m->fallback = fb;
       m->pass_env = (call.flags & BERTH_PREFIX_PASSES_ENV) != 0;
-      m->flags = call.flags & BERTH_PREFIX_PASSES_ENV; /* no fds through the agent: the script goes on stdin */
+      /* fd 3 (the script) is carried as FD3 frames: the command's bash
+         opens it by path instead of reading its stdin byte by byte.  */
+      m->flags = (call.flags & BERTH_PREFIX_PASSES_ENV) | BERTH_PREFIX_PASSES_FDS;
       _cleanup_free_ char *script = NULL, *lsock = NULL;
       const char *argv[6] = { 0 };
       if (local)
@@ -833,6 +835,25 @@ berth_agent_wanted (berth_env *env)
   return c == NULL || strcmp (c, "off") != 0;
 }
 
+void
+berth_agent_doctor (berth_ctx *ctx, berth_check_fn fn, void *userdata)
+{
+  const char *t = getenv ("BERTH_TRANSPORT");
+  const char *c = berth_config_string (ctx->config, "terminal.agent", "auto");
+  if ((t && strcmp (t, "exec") == 0) || (c && strcmp (c, "off") == 0))
+    {
+      fn (userdata, "berth-agent", true, t && strcmp (t, "exec") == 0 ? "switched off (BERTH_TRANSPORT=exec): one exec per command"
+                                                                      : "switched off (terminal.agent: off): one exec per command", NULL);
+      return;
+    }
+  _cleanup_free_ char *helper = berth_helper_path ("berth-agent");
+  bool ok = helper && access (helper, X_OK) == 0;
+  _cleanup_free_ char *detail = berth_strdup_printf ("%s%s", helper ? helper : "berth-agent",
+                                                     ok ? " (commands run through it where it can run; else one exec per command)"
+                                                        : " is missing: commands run one exec each");
+  fn (userdata, "berth-agent", ok, detail ? detail : "?", ok ? NULL : "reinstall berth, or set BERTH_LIBEXECDIR for an uninstalled build");
+}
+
 const char *
 berth_agent_status (berth_env *env)
 {
@@ -904,9 +925,33 @@ agent_prepare (berth_env *env, berth_transport_call *call, berth_error **reterr)
   return 0;
 }
 
+/* Queue FD's contents (a file: the session's script) as FD3 frames.  */
+static int
+send_fd3 (berth_agent_mux *m, uint32_t id, int fd)
+{
+  char buf[BERTH_AGENT_CHUNK];
+  off_t off = 0;
+  for (;;)
+    {
+      ssize_t n = pread (fd, buf, sizeof buf, off);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -errno;
+      if (n == 0)
+        return 0;
+      off += n;
+      if ((uint64_t) off > BERTH_AGENT_FD3_MAX)
+        return -E2BIG;
+      if (berth_agent_put_frame (&m->tx, BERTH_AGENT_FD3, id, buf, (size_t) n) < 0)
+        abort ();
+    }
+}
+
 static int
 agent_start (berth_env *env, const berth_transport_call *call, const berth_start_req *req, berth_proc *ret, berth_error **reterr)
 {
+  int r;
   berth_agent_mux *m = env->agent;
   if (m == NULL || m->dead)
     return berth_error_set (reterr, BERTH_E_BACKEND, "%s: the agent of this environment is gone (%s); run the command again", berth_env_backend (env),
@@ -931,12 +976,17 @@ agent_start (berth_env *env, const berth_transport_call *call, const berth_start
       chan_free (c);
       return berth_error_errno (reterr, e, "cannot watch the agent's stream");
     }
+  if (req->extra_fd >= 0 && (r = send_fd3 (m, c->id, req->extra_fd)) < 0)
+    {
+      chan_free (c);
+      return berth_error_errno (reterr, -r, "cannot send the command's fd 3 to the agent");
+    }
   berth_agent_run run = {
-    .flags = req->has_stdin ? BERTH_AGENT_RUN_STDIN : 0,
+    .flags = (req->has_stdin ? BERTH_AGENT_RUN_STDIN : 0) | (req->extra_fd >= 0 ? BERTH_AGENT_RUN_FD3 : 0),
     .argv = (char **) req->argv,
     .env = m->pass_env ? env->host_environ : NULL,
   };
-  int r = berth_agent_put_run (&m->tx, c->id, &run);
+  r = berth_agent_put_run (&m->tx, c->id, &run);
   if (r < 0)
     {
       chan_free (c);

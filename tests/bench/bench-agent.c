@@ -6,7 +6,8 @@
  *
  *   bench-agent [-n N] [-c CONFIG] [-b BACKEND] [-B BUDGET] -e NAME -- PEER...
  *
- * NAME: a named environment (created by the first command if needed);
+ * NAME: a named environment (created by the first command if needed),
+ * or "" for throw-away ones (one per transport);
  * PEER: argv run directly (no shell) for the comparison, e.g.
  * `docker exec <ctr> bash -c true`.  With -B, exits 1 when the median
  * agent/peer ratio is over BUDGET.  */
@@ -101,7 +102,7 @@ open_env (berth_ctx *ctx, const char *backend, const char *name)
   berth_env *env = NULL;
   berth_error *err = NULL;
   es.backend = backend;
-  es.name = name;
+  es.name = *name ? name : NULL; /* "": throw-away (one per handle) */
   if (berth_env_open (ctx, &es, &env, &err) < 0)
     {
       fprintf (stderr, "bench-agent: cannot open %s: %s\n", name, berth_error_message (err));
@@ -146,7 +147,7 @@ main (int argc, char **argv)
   char **peer_argv = argv + optind;
   berth_ctx *ctx = NULL;
   berth_error *err = NULL;
-  if (berth_ctx_new (&ctx, &err) < 0)
+  if (berth_ctx_new (&ctx, &err) < 0 || berth_ctx_load_config (ctx, NULL, &err) < 0)
     {
       fprintf (stderr, "bench-agent: %s\n", berth_error_message (err));
       return 2;
