@@ -25,6 +25,12 @@ BERTH_INTERNAL void berth_agent_env_free (berth_env *env);
    used, why), or NULL (not tried yet).  */
 BERTH_INTERNAL const char *berth_agent_status (berth_env *env);
 
+/* `berth doctor`: whether commands can run through the agent (its
+   program is there, it is not switched off).  Where an environment
+   cannot run it, its commands say transport exec and the debug log
+   (BERTH_DEBUG=agent) says why.  */
+BERTH_INTERNAL void berth_agent_doctor (berth_ctx *ctx, berth_check_fn fn, void *userdata);
+
 /* agent-place.c */
 /* SHA-256 of LEN bytes at DATA as 64 hex digits and a NUL in HEX.  */
 BERTH_INTERNAL void berth_agent_sha256_hex (const void *data, size_t len, char hex[65]);

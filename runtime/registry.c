@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "berth-private.h"
+#include "agent-client.h"
 #include "provider-call.h"
 
 static const char *const reserved_names[] = { BERTH_RESERVED_NAMES, NULL };
@@ -215,6 +216,7 @@ berth_provider_doctor (berth_provider *p, berth_check_fn fn, void *userdata)
   _cleanup_free_ char *reason = NULL;
   int state = berth_provider_probe (p, &reason);
   fn (userdata, "probe", state == BERTH_PROBE_READY, reason ? reason : "ready", state == BERTH_PROBE_READY ? NULL : p->ops->setup_instructions);
+  berth_agent_doctor (p->ctx, fn, userdata);
   BERTH_LOG_SCOPE (p->ctx, p->ops->name);
   return berth_provider_call_doctor (p, fn, userdata);
 }
