@@ -86,6 +86,8 @@ typedef struct chan
   char cg[PATH_MAX];
   unsigned long long oom_before;
   char *argv0;
+  bool wrapper;     /* the runtime's `bash -c '. /dev/fd/3'`: a spare follows it */
+  char **spare_env; /* its environment (NULL: inherited) */
 } chan;
 
 static ctl *ctls[MAX_CTL];
@@ -371,6 +373,170 @@ close_fd (int *fd)
   *fd = -1;
 }
 
+/* ---- a warm bash ----
+ * The runtime runs every command as the same `bash -c '. /dev/fd/3'`,
+ * only the script on fd 3 differs.  After such a command ends, the agent
+ * forks and execs the next bash ahead of time, with the same environment,
+ * blocked reading its script from a pipe on fd 3; the next matching RUN
+ * takes it (its script written into the pipe), so bash's start is off
+ * the command's path.  Anything else is started as usual.  */
+typedef struct spare
+{
+  pid_t pid; /* 0: none */
+  int in, out, err, fd3, rep;
+  char **env;
+  char cg[PATH_MAX + 64];
+} spare;
+static spare sp;
+static bool spare_next; /* make one after the next flush, with: */
+static char **spare_next_env;
+
+static void child_exec (const berth_agent_run *run, int in, int out, int err, int pty_slave, int fd3, const char *cg, int report);
+
+static const char *const wrapper_argv[] = { "bash", "-c", ". /dev/fd/3", NULL };
+
+static bool
+is_wrapper (const berth_agent_run *run)
+{
+  if ((run->flags & ~(uint32_t) BERTH_AGENT_RUN_STDIN) != BERTH_AGENT_RUN_FD3 || run->cwd)
+    return false;
+  for (size_t i = 0; i < 4; i++)
+    if ((run->argv[i] == NULL) != (wrapper_argv[i] == NULL) || (run->argv[i] && strcmp (run->argv[i], wrapper_argv[i]) != 0))
+      return false;
+  return true;
+}
+
+static void
+strv_free (char **v)
+{
+  for (size_t i = 0; v && v[i]; i++)
+    free (v[i]);
+  free (v);
+}
+
+static char **
+strv_dup (char *const *v)
+{
+  size_t n = 0;
+  while (v && v[n])
+    n++;
+  char **c = calloc (n + 1, sizeof *c);
+  if (c == NULL)
+    die ("out of memory");
+  for (size_t i = 0; i < n; i++)
+    if ((c[i] = strdup (v[i])) == NULL)
+      die ("out of memory");
+  return c;
+}
+
+static bool
+strv_equal (char *const *a, char *const *b)
+{
+  if (a == NULL || b == NULL)
+    return a == b;
+  size_t i;
+  for (i = 0; a[i] && b[i]; i++)
+    if (strcmp (a[i], b[i]) != 0)
+      return false;
+  return a[i] == b[i];
+}
+
+static void
+spare_close (void)
+{
+  close_fd (&sp.in);
+  close_fd (&sp.out);
+  close_fd (&sp.err);
+  close_fd (&sp.fd3);
+  close_fd (&sp.rep);
+  strv_free (sp.env);
+  sp.env = NULL;
+  sp.pid = 0;
+}
+
+/* The spare bash goes (it is its own session).  */
+static void
+spare_drop (void)
+{
+  if (sp.pid > 0)
+    kill (-sp.pid, SIGKILL);
+  spare_close ();
+}
+
+static void
+spare_make (char **env, bool inherit)
+{
+  if (sp.pid > 0)
+    return;
+  int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 }, p3[2] = { -1, -1 }, rep[2] = { -1, -1 };
+  if (pipe2 (pin, O_CLOEXEC) < 0 || pipe2 (pout, O_CLOEXEC) < 0 || pipe2 (perr, O_CLOEXEC) < 0 || pipe2 (p3, O_CLOEXEC) < 0
+      || pipe2 (rep, O_CLOEXEC) < 0)
+    goto fail;
+  sp.cg[0] = '\0';
+  if (cg_base[0] && ((size_t) snprintf (sp.cg, sizeof sp.cg, "%s/c%u", cg_base, ++cg_seq) >= sizeof sp.cg || mkdir (sp.cg, 0755) < 0))
+    sp.cg[0] = '\0';
+  berth_agent_run run = { .flags = BERTH_AGENT_RUN_FD3, .argv = (char **) wrapper_argv, .env = inherit ? NULL : env };
+  pid_t pid = fork ();
+  if (pid < 0)
+    goto fail;
+  if (pid == 0)
+    child_exec (&run, pin[0], pout[1], perr[1], -1, p3[0], sp.cg, rep[1]);
+  sp.pid = pid;
+  sp.in = pin[1], sp.out = pout[0], sp.err = perr[0], sp.fd3 = p3[1], sp.rep = rep[0];
+  sp.env = inherit ? NULL : strv_dup (env);
+  close (pin[0]), close (pout[1]), close (perr[1]), close (p3[0]), close (rep[1]);
+  return;
+fail:
+  close_fd (&pin[0]), close_fd (&pin[1]), close_fd (&pout[0]), close_fd (&pout[1]), close_fd (&perr[0]), close_fd (&perr[1]);
+  close_fd (&p3[0]), close_fd (&p3[1]), close_fd (&rep[0]), close_fd (&rep[1]);
+}
+
+/* Hand the spare to channel C for RUN with its script (DATA, LEN):
+   true when taken.  */
+static bool
+spare_take (chan *c, const berth_agent_run *run, const uint8_t *data, size_t len)
+{
+  if (sp.pid <= 0 || !is_wrapper (run) || !strv_equal (sp.env, run->env))
+    {
+      if (sp.pid > 0 && is_wrapper (run))
+        spare_drop (); /* another environment now: a new spare later */
+      return false;
+    }
+  /* It exec'd bash (the report pipe closed), or it failed.  */
+  int e = 0;
+  ssize_t n;
+  while ((n = read (sp.rep, &e, sizeof e)) < 0 && errno == EINTR)
+    ;
+  if (n != 0)
+    {
+      spare_drop ();
+      return false;
+    }
+  /* The script into its fd 3 (bash reads it to the end, then runs it).  */
+  for (size_t off = 0; off < len;)
+    {
+      ssize_t w = write (sp.fd3, data + off, len - off);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        {
+          spare_drop ();
+          return false;
+        }
+      off += (size_t) w;
+    }
+  close_fd (&sp.fd3);
+  if (!(run->flags & BERTH_AGENT_RUN_STDIN))
+    close_fd (&sp.in); /* no stdin: end of file at once */
+  c->pid = sp.pid;
+  c->in = sp.in, c->out = sp.out, c->err = sp.err;
+  sp.in = sp.out = sp.err = -1;
+  snprintf (c->cg, sizeof c->cg, "%s", sp.cg);
+  c->oom_before = oom_kills (c->cg[0] ? c->cg : cg_self);
+  spare_close ();
+  return true;
+}
+
 static void
 chan_free (chan *c)
 {
@@ -385,6 +551,7 @@ chan_free (chan *c)
   if (c->cg[0])
     rmdir (c->cg);
   free (c->argv0);
+  strv_free (c->spare_env);
   free (c);
 }
 
@@ -435,6 +602,8 @@ chan_read (chan *c, int *fd, uint8_t type)
       close_fd (fd);
       if (c->owner)
         send_ctl (c->owner, berth_agent_put_eof (&c->owner->tx, c->id, type == BERTH_AGENT_OUT ? BERTH_AGENT_STREAM_OUT : BERTH_AGENT_STREAM_ERR));
+      if (c->out < 0 && c->err < 0)
+        reap (); /* it is probably gone too: its exit leaves with the EOFs */
       return;
     }
   if (c->owner)
@@ -495,6 +664,15 @@ chan_exit_frame (chan *c)
     }
   send_ctl (c->owner, berth_agent_put_exit (&c->owner->tx, c->id, cause, value, ""));
   c->exit_sent = true;
+  /* The next command's bash, while the controller reads this result
+     (made after this frame is written).  */
+  if (c->wrapper && sp.pid <= 0)
+    {
+      strv_free (spare_next_env);
+      spare_next_env = c->spare_env;
+      c->spare_env = NULL;
+      spare_next = true;
+    }
 }
 
 /* Reap children (ours and orphans reparented to us).  */
@@ -504,7 +682,10 @@ reap (void)
   int st;
   pid_t pid;
   while ((pid = waitpid (-1, &st, WNOHANG)) > 0)
-    for (size_t i = 0; i < MAX_CHAN; i++)
+    if (pid == sp.pid)
+      spare_close (); /* it died before use */
+    else
+      for (size_t i = 0; i < MAX_CHAN; i++)
       if (chans[i] && chans[i]->pid == pid && !chans[i]->reaped)
         {
           chans[i]->reaped = true;
@@ -606,6 +787,37 @@ chan_run (ctl *k, uint32_t id, const berth_agent_frame *f)
       send_ctl (k, berth_agent_put_exit (&k->tx, id, BERTH_AGENT_CAUSE_FAILED, EAGAIN, "berth-agent: too many processes"));
       berth_agent_run_free (&run);
       return;
+    }
+  if (sp.pid > 0 || is_wrapper (&run))
+    {
+      chan *w = calloc (1, sizeof *w);
+      if (w == NULL)
+        die ("out of memory");
+      const uint8_t *d = k->fd3_chan == id ? k->fd3.data + k->fd3.off : NULL;
+      size_t dl = k->fd3_chan == id ? berth_agent_buf_pending (&k->fd3) : 0;
+      w->in = w->out = w->err = -1;
+      if (spare_take (w, &run, d, dl))
+        {
+          berth_agent_buf_free (&k->fd3);
+          k->fd3_chan = 0;
+          w->id = id;
+          w->gid = ++next_gid;
+          w->owner = k;
+          w->flags = run.flags;
+          w->credit = BERTH_AGENT_WINDOW;
+          w->argv0 = strdup (run.argv[0]);
+          w->wrapper = true;
+          w->spare_env = run.env ? strv_dup (run.env) : NULL;
+          set_nonblock (w->out);
+          set_nonblock (w->err);
+          if (w->in >= 0)
+            set_nonblock (w->in);
+          chans[slot] = w;
+          send_ctl (k, berth_agent_put_u32 (&k->tx, BERTH_AGENT_STARTED, id, (uint32_t) w->pid));
+          berth_agent_run_free (&run);
+          return;
+        }
+      free (w);
     }
   int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 }, rep[2] = { -1, -1 };
   int master = -1, slave = -1, e = 0, fd3 = -1;
@@ -724,6 +936,8 @@ chan_run (ctl *k, uint32_t id, const berth_agent_frame *f)
   set_nonblock (c->err);
   if (c->in >= 0)
     set_nonblock (c->in);
+  c->wrapper = is_wrapper (&run);
+  c->spare_env = c->wrapper && run.env ? strv_dup (run.env) : NULL;
   chans[slot] = c;
   send_ctl (k, berth_agent_put_u32 (&k->tx, BERTH_AGENT_STARTED, id, (uint32_t) c->pid));
   berth_agent_run_free (&run);
@@ -1116,6 +1330,7 @@ anything_left (void)
 static void
 shutdown_all (int code)
 {
+  spare_drop ();
   for (size_t i = 0; i < MAX_CHAN; i++)
     if (chans[i] && !chans[i]->reaped && !(chans[i]->flags & BERTH_AGENT_RUN_DETACHED))
       kill_tree (chans[i], 0, NULL);
@@ -1153,7 +1368,20 @@ serve (void)
   for (;;)
     {
       size_t np = 0;
-      /* Controllers that went first: their orphans get a deadline the
+      /* Exit frames first, so they leave with the output before them in
+         one write.  */
+      /* channels to let go: ended and told, or released and reaped */
+      for (size_t i = 0; i < MAX_CHAN; i++)
+        {
+          chan *c = chans[i];
+          if (c == NULL)
+            continue;
+          if (c->owner && c->reaped && c->out < 0 && c->err < 0 && !c->exit_sent)
+            chan_exit_frame (c);
+          if ((c->exit_sent || (c->released && c->reaped)) || (!c->owner && c->reaped && c->out < 0 && c->err < 0))
+            chan_free (c);
+        }
+      /* Controllers that went: their orphans get a deadline the
          timeout below must see.  */
       for (size_t i = 0; i < MAX_CTL; i++)
         if (ctls[i])
@@ -1162,6 +1390,13 @@ serve (void)
             if (ctls[i]->dead)
               ctl_drop (ctls[i]);
           }
+      if (spare_next)
+        {
+          spare_make (spare_next_env, spare_next_env == NULL);
+          strv_free (spare_next_env);
+          spare_next_env = NULL;
+          spare_next = false;
+        }
       uint64_t now = now_ms ();
       int timeout = -1;
       /* orphaned foreground trees past their grace */
@@ -1182,17 +1417,6 @@ serve (void)
               else if (timeout < 0 || (int) (c->kill_at - now) < timeout)
                 timeout = (int) (c->kill_at - now);
             }
-        }
-      /* channels to let go: ended and told, or released and reaped */
-      for (size_t i = 0; i < MAX_CHAN; i++)
-        {
-          chan *c = chans[i];
-          if (c == NULL)
-            continue;
-          if (c->owner && c->reaped && c->out < 0 && c->err < 0 && !c->exit_sent)
-            chan_exit_frame (c);
-          if ((c->exit_sent || (c->released && c->reaped)) || (!c->owner && c->reaped && c->out < 0 && c->err < 0))
-            chan_free (c);
         }
       if (!anything_left ())
         shutdown_all (0);

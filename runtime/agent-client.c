@@ -73,6 +73,7 @@ struct agent_chan
   bool signalled, saturated;
   berth_agent_buf q; /* queued records: u8 stream, u32 len, bytes */
   uint32_t window;   /* stdin bytes the agent still takes */
+  size_t unacked;    /* output delivered, not yet granted back */
   bool eof_out, eof_err, exited, lost, has_stdin;
   berth_agent_exit exit;
   char *error; /* ERROR frame for this channel */
@@ -406,11 +407,14 @@ chan_pump (void *proc, berth_sink_fn sink, void *userdata)
       delivered += len;
       berth_agent_buf_consume (&c->q, 5 + len);
     }
-  if (delivered && !m->dead && !c->exited)
+  /* The agent may send as much again: granted in quarters of the
+     window (a small output costs no frame back).  */
+  c->unacked += delivered;
+  if (c->unacked >= BERTH_AGENT_WINDOW / 4 && !m->dead && !c->exited)
     {
-      /* The agent may send as much again.  */
-      if (berth_agent_put_u32 (&m->tx, BERTH_AGENT_WINDOW_FRAME, c->id, (uint32_t) delivered) < 0)
+      if (berth_agent_put_u32 (&m->tx, BERTH_AGENT_WINDOW_FRAME, c->id, (uint32_t) c->unacked) < 0)
         abort ();
+      c->unacked = 0;
       mux_flush (m);
     }
   if ((c->eof_out && c->eof_err) || (c->exited && c->exit.cause == BERTH_AGENT_CAUSE_FAILED))
