@@ -57,6 +57,7 @@
 #define TX_HIGH (4u << 20) /* stop reading children while a controller lags */
 #define MAX_CTL 64
 #define MAX_CHAN 1024
+#define MARK_VAR "BERTH_AGENT_PROC"
 
 typedef struct ctl
 {
@@ -95,6 +96,7 @@ static chan *chans[MAX_CHAN];
 static int listen_fd = -1;
 static char *socket_path;
 static char cg_base[PATH_MAX]; /* "" when no sub-groups */
+static uint32_t mark_gid; /* the gid the next child marks itself with (child_exec) */
 static unsigned cg_seq;
 
 static void
@@ -242,7 +244,7 @@ read_stat (pid_t pid, pinfo *pi)
 }
 
 static bool
-has_token (pid_t pid, const char *needle, size_t nlen)
+has_token (pid_t pid, const char *needle, size_t nlen, const char *mark, size_t mlen)
 {
   char p[64];
   static char buf[256 << 10];
@@ -255,7 +257,7 @@ has_token (pid_t pid, const char *needle, size_t nlen)
   for (ssize_t i = 0; n > 0 && i < n;)
     {
       size_t l = strnlen (buf + i, (size_t) (n - i));
-      if (l == nlen && memcmp (buf + i, needle, nlen) == 0)
+      if ((nlen && l == nlen && memcmp (buf + i, needle, nlen) == 0) || (mlen && l == mlen && memcmp (buf + i, mark, mlen) == 0))
         return true;
       i += (ssize_t) l + 1;
     }
@@ -266,12 +268,14 @@ has_token (pid_t pid, const char *needle, size_t nlen)
    session, its process group, its descendants) and every process with
    TOKEN in its environment.  Returns how many were signalled.  */
 static unsigned
-kill_round (pid_t root, const char *token)
+kill_round (pid_t root, const char *token, uint32_t gid)
 {
-  char needle[128] = "";
-  size_t nlen = 0;
+  char needle[128] = "", mark[64] = "";
+  size_t nlen = 0, mlen = 0;
   if (token && *token)
     nlen = (size_t) snprintf (needle, sizeof needle, "BERTH_JOB=%s", token);
+  if (gid)
+    mlen = (size_t) snprintf (mark, sizeof mark, "%s=%ld.%u", MARK_VAR, (long) getpid (), gid);
   if (root > 0)
     kill (-root, SIGKILL);
   DIR *d = opendir ("/proc");
@@ -310,7 +314,7 @@ kill_round (pid_t root, const char *token)
             ;
           p = j < np ? ps[j].ppid : 0;
         }
-      if (!hit && nlen && has_token (ps[i].pid, needle, nlen))
+      if (!hit && (nlen || mlen) && has_token (ps[i].pid, needle, nlen, mark, mlen))
         hit = true;
       if (hit && kill (ps[i].pid, SIGKILL) == 0)
         n++;
@@ -332,7 +336,7 @@ kill_tree (chan *c, pid_t pid, const char *token)
     cgroup_kill (c->cg);
   for (int round = 0; round < 200; round++)
     {
-      unsigned n = kill_round (root, token);
+      unsigned n = kill_round (root, token, c ? c->gid : 0);
       total += n;
       reap ();
       if (n == 0)
@@ -383,11 +387,13 @@ close_fd (int *fd)
 typedef struct spare
 {
   pid_t pid; /* 0: none */
+  uint32_t gid; /* its mark (the channel that takes it gets it) */
   int in, out, err, fd3, rep;
   char **env;
   char cg[PATH_MAX + 64];
 } spare;
 static spare sp;
+static uint32_t sp_taken_gid;
 static bool spare_next; /* make one after the next flush, with: */
 static char **spare_next_env;
 
@@ -476,6 +482,7 @@ spare_make (char **env, bool inherit)
   if (cg_base[0] && ((size_t) snprintf (sp.cg, sizeof sp.cg, "%s/c%u", cg_base, ++cg_seq) >= sizeof sp.cg || mkdir (sp.cg, 0755) < 0))
     sp.cg[0] = '\0';
   berth_agent_run run = { .flags = BERTH_AGENT_RUN_FD3, .argv = (char **) wrapper_argv, .env = inherit ? NULL : env };
+  sp.gid = mark_gid = ++next_gid;
   pid_t pid = fork ();
   if (pid < 0)
     goto fail;
@@ -529,6 +536,7 @@ spare_take (chan *c, const berth_agent_run *run, const uint8_t *data, size_t len
   if (!(run->flags & BERTH_AGENT_RUN_STDIN))
     close_fd (&sp.in); /* no stdin: end of file at once */
   c->pid = sp.pid;
+  sp_taken_gid = sp.gid;
   c->in = sp.in, c->out = sp.out, c->err = sp.err;
   sp.in = sp.out = sp.err = -1;
   snprintf (c->cg, sizeof c->cg, "%s", sp.cg);
@@ -611,7 +619,8 @@ chan_read (chan *c, int *fd, uint8_t type)
       c->credit -= (uint32_t) n;
       send_ctl (c->owner, berth_agent_put_frame (&c->owner->tx, type, c->id, buf, (size_t) n));
     }
-  else if (type == BERTH_AGENT_OUT)
+  /* A detached process keeps its newest output for the next ATTACH.  */
+  if (type == BERTH_AGENT_OUT && (c->flags & BERTH_AGENT_RUN_DETACHED))
     history_add (c, buf, (size_t) n);
 }
 
@@ -726,10 +735,27 @@ child_exec (const berth_agent_run *run, int in, int out, int err, int pty_slave,
     goto fail;
   if (run->cwd && chdir (run->cwd) < 0)
     goto fail;
+  /* The tree's mark: what setsid escapees reparented to us still carry
+     (kill_round).  */
+  char mark[64];
+  snprintf (mark, sizeof mark, "%s=%ld.%u", MARK_VAR, (long) getppid (), mark_gid);
   if (run->env)
-    execvpe (run->argv[0], run->argv, run->env);
+    {
+      size_t n = 0;
+      while (run->env[n])
+        n++;
+      char **envp = calloc (n + 2, sizeof *envp);
+      if (envp == NULL)
+        goto fail;
+      memcpy (envp, run->env, n * sizeof *envp);
+      envp[n] = mark;
+      execvpe (run->argv[0], run->argv, envp);
+    }
   else
-    execvp (run->argv[0], run->argv);
+    {
+      putenv (mark);
+      execvp (run->argv[0], run->argv);
+    }
 fail:;
   int e = errno;
   if (write (report, &e, sizeof e) < 0)
@@ -801,7 +827,7 @@ chan_run (ctl *k, uint32_t id, const berth_agent_frame *f)
           berth_agent_buf_free (&k->fd3);
           k->fd3_chan = 0;
           w->id = id;
-          w->gid = ++next_gid;
+          w->gid = sp_taken_gid;
           w->owner = k;
           w->flags = run.flags;
           w->credit = BERTH_AGENT_WINDOW;
@@ -859,7 +885,7 @@ chan_run (ctl *k, uint32_t id, const berth_agent_frame *f)
       if (c == NULL)
         die ("out of memory");
       c->id = id;
-      c->gid = ++next_gid;
+      c->gid = mark_gid = ++next_gid;
       c->owner = k;
       c->flags = run.flags;
       c->credit = BERTH_AGENT_WINDOW;
@@ -1055,16 +1081,14 @@ do_attach (ctl *k, uint32_t gid, berth_agent_rd *r)
       int n = snprintf (m, sizeof m, "[berth-agent: %zu earlier bytes dropped]\n", c->dropped);
       send_ctl (k, berth_agent_put_frame (&k->tx, BERTH_AGENT_OUT, c->id, m, (size_t) n));
     }
-  while (berth_agent_buf_pending (&c->hist))
+  for (size_t off = c->hist.off; off < c->hist.len;)
     {
-      size_t n = berth_agent_buf_pending (&c->hist);
+      size_t n = c->hist.len - off;
       if (n > BERTH_AGENT_CHUNK)
         n = BERTH_AGENT_CHUNK;
-      send_ctl (k, berth_agent_put_frame (&k->tx, BERTH_AGENT_OUT, c->id, c->hist.data + c->hist.off, n));
-      berth_agent_buf_consume (&c->hist, n);
+      send_ctl (k, berth_agent_put_frame (&k->tx, BERTH_AGENT_OUT, c->id, c->hist.data + off, n));
+      off += n;
     }
-  berth_agent_buf_free (&c->hist);
-  c->dropped = 0;
 }
 
 static void
