@@ -139,6 +139,7 @@ struct berth_env
   char **passthrough;
   void *data; /* the provider's block of env_data_size bytes */
   const struct berth_transport_ops *transport; /* chosen on first use (transport.c) */
+  struct berth_agent_mux *agent; /* the agent's stream, or why there is none (agent-client.c) */
   int lock_fd;
   bool attached;  /* the provider's attach ran (provider-call.c) */
   bool suspended; /* stopped while idle; the next execute resumes it */

@@ -62,6 +62,7 @@ static const schema_key config_schema[] = {
   /* The container keys of the contract, shared by the container
      backends (docker, singularity); each backend's own keys are declared
      by its provider.  */
+  { "terminal.agent", SCHEMA_NAME, "auto (commands through berth-agent where it can run; the default) or off (one exec per command)" },
   { "terminal.container_cpu", SCHEMA_NUMBER, "a number >= 0", .min = 0 },
   { "terminal.container_memory", SCHEMA_INT, "an integer >= 0 (MB)", .imin = 0, .imax = INT64_MAX },
   { "terminal.container_disk", SCHEMA_INT, "an integer >= 0 (MB)", .imin = 0, .imax = INT64_MAX },

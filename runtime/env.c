@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent-client.h"
 #include "provider-call.h"
 #include "scope.h"
 #include "state.h"
@@ -60,6 +61,7 @@ default_cwd (berth_env *env, char *buf, size_t size)
 void
 berth_env_free (berth_env *env)
 {
+  berth_agent_env_free (env); /* its stream may ride the provider's data */
   berth_provider_call_release (env);
   if (env->lock_fd >= 0)
     close (env->lock_fd);

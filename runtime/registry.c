@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "berth-private.h"
+#include "agent-client.h"
 #include "provider-call.h"
 
 static const char *const reserved_names[] = { BERTH_RESERVED_NAMES, NULL };
@@ -220,6 +221,10 @@ berth_provider_doctor (berth_provider *p, berth_check_fn fn, void *userdata)
   fn (userdata, "configuration", keys_ok, keys_ok ? "its keys are valid" : berth_error_message (err),
       keys_ok ? NULL : "fix the value in the file named (berth config set or unset the key)");
   berth_error_free (err);
+  if (BERTH_HAS_FIELD (p->ops, berth_provider_ops, hints) && (p->ops->hints & BERTH_HINT_NO_AGENT))
+    fn (userdata, "berth-agent", true, "not used by this backend (its transport's processes end with their berth): one exec per command", NULL);
+  else
+    berth_agent_doctor (p->ctx, fn, userdata);
   BERTH_LOG_SCOPE (p->ctx, p->ops->name);
   return berth_provider_call_doctor (p, fn, userdata);
 }

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* transport.c: one transport per environment, chosen once.  Two today:
-   the provider's start, and a local spawn of its exec_prefix adapted into
-   a start; the kill of a job's tree is the runtime's kill script run
-   through the same transport unless the transport kills by itself.  */
+/* transport.c: one transport per environment, chosen once: the agent's
+   channel (agent-client.c) over its fallback, which is the provider's
+   start, else a local spawn of its exec_prefix adapted into a start; the
+   kill of a job's tree is the runtime's kill script run through the same
+   transport unless the transport kills by itself.  */
 #include "config.h"
 
 #include <signal.h>
 #include <string.h>
 
+#include "agent-client.h"
 #include "child.h"
 #include "provider-call.h"
 #include "transport.h"
@@ -84,10 +86,18 @@ static const berth_transport_ops prefix_transport = {
 /* ---- the interface ---- */
 
 const berth_transport_ops *
+berth_transport_fallback (berth_env *env)
+{
+  return berth_provider_call_has_start (env->provider) ? &start_transport : &prefix_transport;
+}
+
+const berth_transport_ops *
 berth_transport_get (berth_env *env)
 {
+  /* The agent first, unless switched off (it falls back by itself where
+     it cannot run: agent-client.c).  */
   if (env->transport == NULL)
-    env->transport = berth_provider_call_has_start (env->provider) ? &start_transport : &prefix_transport;
+    env->transport = berth_agent_wanted (env) ? &berth_agent_transport : berth_transport_fallback (env);
   return env->transport;
 }
 
@@ -109,7 +119,13 @@ int
 berth_transport_start (berth_env *env, const berth_transport_call *call, const char *const *argv, bool has_stdin, int extra_fd, uint64_t deadline_usec,
                        berth_job *job, berth_error **reterr)
 {
-  const berth_transport_ops *t = berth_transport_get (env);
+  return berth_transport_start_via (berth_transport_get (env), env, call, argv, has_stdin, extra_fd, deadline_usec, job, reterr);
+}
+
+int
+berth_transport_start_via (const berth_transport_ops *t, berth_env *env, const berth_transport_call *call, const char *const *argv, bool has_stdin,
+                           int extra_fd, uint64_t deadline_usec, berth_job *job, berth_error **reterr)
+{
   berth_start_req req = {
     .size = sizeof req,
     .argv = argv,

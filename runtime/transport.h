@@ -2,8 +2,8 @@
 /* transport.h: how an environment runs things -- one transport per
    environment, chosen once (on first use) and recorded in it: the
    provider's start (an API) when it has one, else a local spawn of its
-   exec_prefix adapted into a start.  (The in-environment agent's channel
-   comes first when it lands.)  The session layer, the kill path and the
+   exec_prefix adapted into a start, with the in-environment agent's
+   channel over that one first (agent-client.h).  The session layer, the kill path and the
    stream see only this interface: start an argv with stdin/stdout/state
    streams and flags, its exit status (berth_job_end_status), kill the
    tree where it runs, data_pending.  */
@@ -22,7 +22,7 @@ typedef struct berth_transport_call
 
 typedef struct berth_transport_ops
 {
-  const char *name; /* what berth_result_transport says: "exec" */
+  const char *name; /* what berth_result_transport says: "agent", "exec" */
   const char *via;  /* for debug lines: "its exec prefix" */
   /* Fill *CALL for the next start (the flags, a prefix).  */
   int (*prepare) (berth_env *env, berth_transport_call *call, berth_error **reterr);
@@ -39,6 +39,10 @@ typedef struct berth_transport_ops
 
 /* ENV's transport (chosen on the first call, then the same).  */
 BERTH_INTERNAL const berth_transport_ops *berth_transport_get (berth_env *env);
+/* The transport under the agent: the provider's start, else the exec
+   prefix spawn (the agent is placed and started through it, and ENV
+   falls back to it where the agent cannot run).  */
+BERTH_INTERNAL const berth_transport_ops *berth_transport_fallback (berth_env *env);
 /* Prepare a start: *CALL's flags say how the command sees the
    environment.  Free with berth_transport_call_free.  */
 BERTH_INTERNAL int berth_transport_prepare (berth_env *env, berth_transport_call *call, berth_error **reterr);
@@ -48,6 +52,9 @@ BERTH_INTERNAL void berth_transport_call_free (berth_transport_call *call);
    transport's setup (berth_start_req).  */
 BERTH_INTERNAL int berth_transport_start (berth_env *env, const berth_transport_call *call, const char *const *argv, bool has_stdin, int extra_fd,
                                           uint64_t deadline_usec, berth_job *job, berth_error **reterr);
+/* berth_transport_start through transport T.  */
+BERTH_INTERNAL int berth_transport_start_via (const berth_transport_ops *t, berth_env *env, const berth_transport_call *call, const char *const *argv,
+                                              bool has_stdin, int extra_fd, uint64_t deadline_usec, berth_job *job, berth_error **reterr);
 /* Kill the tree of job TOKEN where it runs (PID: its shell there, or 0),
    within TIMEOUT seconds: the transport's own kill, else the kill script.
    *RET_STATUS (may be NULL) gets the script's exit status (-1 unknown).

@@ -711,6 +711,8 @@ const berth_provider_ops berth_slurm_provider = {
   .start = slurm_start,
   .gc = slurm_gc,
   .start_flags = BERTH_PREFIX_PASSES_ENV,
+  /* a step ends with its srun: no agent living on in one */
+  .hints = BERTH_HINT_NO_AGENT,
 };
 
 BERTH_PROVIDER_EXPORT (berth_slurm_provider)

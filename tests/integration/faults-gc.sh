@@ -14,6 +14,10 @@
 #    image is refused before anything changes, on every backend.
 # Only what this script starts is killed: its own berth processes, its
 # own environments' commands, containers and jails.
+# What berth gc finds after berth -9 is what exec-per-command leaves (the
+# agent kills a foreground command itself when its berth dies:
+# tests/integration/agent-faults.sh).
+export BERTH_TRANSPORT=exec
 . "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/faults-lib.sh"
 berth_test_home

@@ -88,10 +88,11 @@ check "a background job survives the cleanup of its environment" [ "$rc" = 0 -a 
 # (a bash that another bash exec'd has "_=/usr/bin/bash" in its initial
 # environment; one started by sshd has no "_")
 probe='tr "\0" "\n" < /proc/$$/environ | grep -c "^_=.*bash$"'
-out=$(b exec -b ssh -- "$probe"); rc=$?
+# (how ssh itself starts the script: the exec transport, not the agent)
+out=$(BERTH_TRANSPORT=exec b exec -b ssh -- "$probe"); rc=$?
 check "bash login shell: it runs the script itself (no second bash)" [ "$out" = 0 ]
 write_config "$TDIR/nested.yaml" "ssh_direct_bash: false"
-out=$("$BERTH" --config "$TDIR/nested.yaml" exec -b ssh -- "$probe"); rc=$?
+out=$(BERTH_TRANSPORT=exec "$BERTH" --config "$TDIR/nested.yaml" exec -b ssh -- "$probe"); rc=$?
 check "ssh_direct_bash: false runs it in a nested bash -c" [ "$rc" = 0 -a "$out" = 1 ]
 write_config "$TDIR/sh.yaml"
 sed -i "s|ssh_user: .*|ssh_user: $BERTH_SSHD_SH_USER|" "$TDIR/sh.yaml"

@@ -284,6 +284,9 @@ test_never_started_is_an_error (void **state)
 int
 main (void)
 {
+  /* These faults are the fake start transport's own: no agent over it
+     (the agent's faults: tests/integration/agent-faults.sh).  */
+  setenv ("BERTH_TRANSPORT", "exec", 1);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown (test_command_killed_is_a_result, setup, teardown),
     cmocka_unit_test_setup_teardown (test_transport_death_is_an_error, setup, teardown),

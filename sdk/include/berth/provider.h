@@ -249,7 +249,18 @@ typedef struct berth_provider_ops
   /* Optional: fetch IMAGE into the backend's store now (berth pull),
      progress through FN (may be NULL).  */
   int (*pull) (const berth_config *cfg, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr);
+  /* BERTH_HINT_*: what libberth should know of this transport.  */
+  uint32_t hints;
 } berth_provider_ops;
+
+/* berth_provider_ops.hints */
+enum
+{
+  /* A process started through this transport ends with the berth that
+     started it (a Slurm step ends with its srun): no long-lived
+     in-environment agent (berth-agent), one exec per command.  */
+  BERTH_HINT_NO_AGENT = 1u << 0,
+};
 
 #define BERTH_PROVIDER_OPS_INIT .abi = BERTH_PROVIDER_ABI, .size = sizeof (berth_provider_ops)
 

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* agent-client.h: the agent transport -- every command of an environment
+   as a channel of one berth-agent stream (agent/proto.h), the agent
+   placed and started once per environment through the environment's
+   fallback transport (transport.h).  Where the agent cannot run (no
+   executable location, a foreign architecture, an upload that fails)
+   the environment falls back to exec-per-command and the reason is kept
+   (berth_agent_status).  */
+#ifndef BERTH_AGENT_CLIENT_H
+#define BERTH_AGENT_CLIENT_H
+
+#include "transport.h"
+
+struct berth_agent_mux;
+
+BERTH_INTERNAL extern const berth_transport_ops berth_agent_transport;
+
+/* True unless the agent is switched off: BERTH_TRANSPORT=exec in the
+   environment, or terminal.agent: off.  */
+BERTH_INTERNAL bool berth_agent_wanted (berth_env *env);
+/* Let go of ENV's agent stream (the agent exits once no controller and
+   no detached process is left).  */
+BERTH_INTERNAL void berth_agent_env_free (berth_env *env);
+/* What the agent of ENV does: "agent" (running), "exec: <why>" (not
+   used, why), or NULL (not tried yet).  */
+BERTH_INTERNAL const char *berth_agent_status (berth_env *env);
+
+/* `berth doctor`: whether commands can run through the agent (its
+   program is there, it is not switched off).  Where an environment
+   cannot run it, its commands say transport exec and the debug log
+   (BERTH_DEBUG=agent) says why.  */
+BERTH_INTERNAL void berth_agent_doctor (berth_ctx *ctx, berth_check_fn fn, void *userdata);
+
+/* agent-place.c */
+/* SHA-256 of LEN bytes at DATA as 64 hex digits and a NUL in HEX.  */
+BERTH_INTERNAL void berth_agent_sha256_hex (const void *data, size_t len, char hex[65]);
+/* The scripts that find (and start) or upload the agent inside an
+   environment (see agent-place.c).  */
+BERTH_INTERNAL char *berth_agent_start_script (const char *arch, const char *hash, const char *dir_tag, const char *sock_name);
+BERTH_INTERNAL char *berth_agent_upload_script (const char *hash, const char *dir_tag);
+
+#endif

@@ -1,0 +1,170 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# agent-faults.sh: berth-agent under faults (issue 13), on every backend
+# that is ready here (local named, docker, ssh, bwrap):
+#   - berth SIGKILLed mid-command: the command is gone within 2 s (the
+#     agent lost its controller and kills the foreground tree);
+#   - the agent SIGKILLed mid-command: an error (125), not a result, the
+#     command's tree is killed, and the next command recovers with a new
+#     agent;
+#   - an old agent binary in the environment's cache: replaced (docker,
+#     ssh).
+# Only what this script starts is killed: its own berth processes and
+# the agents of its own environments.
+. "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/faults-lib.sh"
+berth_test_home
+[ -x "$BERTH" ] || skip_all "berth not built ($BERTH)"
+command -v jq >/dev/null || skip_all "jq is not installed"
+command -v pgrep >/dev/null || skip_all "pgrep is not installed (procps)"
+unset BERTH_TRANSPORT
+ENVS=()
+trap 'for e in "${ENVS[@]}"; do "$BERTH" ${CONF:+--config "$CONF"} rm "$e" >/dev/null 2>&1; done; berth_test_cleanup' EXIT
+
+one_line () { [ -n "$1" ] && [ "$(printf '%s\n' "$1" | wc -l)" -eq 1 ]; }
+start_bg ()
+{
+  "$BERTH" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null &
+  BG=$!
+}
+finish_bg ()
+{
+  local i
+  for i in $(seq 1 300); do
+    kill -0 "$BG" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$BG" 2>/dev/null; then
+    kill -9 "$BG" 2>/dev/null
+    diag "berth did not return within 30 s of the fault"
+  fi
+  wait "$BG"
+  rc=$?
+  stdout=$(cat "$TEST_TMP/out")
+  stderr=$(cat "$TEST_TMP/err")
+}
+run ()
+{
+  "$BERTH" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null
+  rc=$?
+  stdout=$(cat "$TEST_TMP/out")
+  stderr=$(cat "$TEST_TMP/err")
+}
+# gone_within_2s: the marker's processes are gone within 2 s
+gone_within_2s ()
+{
+  local i
+  for i in $(seq 1 20); do
+    marker_running || return 0
+    sleep 0.1
+  done
+  return 1
+}
+# The agent running the marker: up the parent chain to berth-agent.
+agent_of_marker ()
+{
+  local p
+  p=$(marker_pids | head -1)
+  for _ in 1 2 3 4 5 6; do
+    [ -n "$p" ] && [ "$p" != 1 ] || return 1
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = berth-agent ] && { echo "$p"; return 0; }
+    p=$(ps -o ppid= -p "$p" | tr -d ' ')
+  done
+  return 1
+}
+
+# suite NAME CONFIG: the cases on backend NAME (CONFIG: a config file or "").
+suite ()
+{
+  local b=$1 e=af$1$$
+  CONF=$2
+  local C=(${CONF:+--config "$CONF"})
+  ENVS+=("$e")
+  run "${C[@]}" exec -b "$b" -e "$e" --json -- true
+  if [ "$rc" != 0 ] || [ "$(jq -r .transport <<<"$stdout")" != agent ]; then
+    not_ok "$b: a first command runs through the agent (rc $rc: $stdout $stderr)"
+    return
+  fi
+  ok "$b: a first command runs through the agent"
+
+  # -- berth SIGKILLed mid-command
+  new_marker
+  start_bg "${C[@]}" exec -b "$b" -e "$e" -- "echo part; $SLEEP"
+  if wait_for marker_running; then
+    kill -9 "$BG"
+    wait "$BG" 2>/dev/null
+    check "$b: berth SIGKILLed mid-command: the command is gone within 2 s" gone_within_2s
+    for p in $(marker_pids); do kill -9 "$p"; done
+  else
+    finish_bg
+    not_ok "$b: the command did not start ($stderr)"
+  fi
+
+  # -- the agent SIGKILLed mid-command
+  new_marker
+  start_bg "${C[@]}" exec -b "$b" -e "$e" -- "echo part; $SLEEP"
+  if wait_for marker_running && agent=$(agent_of_marker); then
+    kill -9 "$agent"
+    finish_bg
+    is "$rc" 125 "$b: the agent SIGKILLed mid-command is a berth error (125), not a result"
+    is "$stdout" part "$b: the output so far is delivered"
+    like "$stderr" "berth: $b: *agent*" "$b: one line says the agent is gone"
+    check "$b: in one line" one_line "$stderr"
+    check "$b: nothing of the command is left running" marker_gone
+  else
+    finish_bg
+    not_ok "$b: the command did not start, or no agent runs it ($stderr)"
+  fi
+  for p in $(marker_pids); do kill -9 "$p"; done
+  run "${C[@]}" exec -b "$b" -e "$e" --json -- 'echo again'
+  is "$rc:$(jq -r '.output + .transport' <<<"$stdout")" "0:again
+agent" "$b: the next command recovers with a new agent"
+}
+
+# old_agent NAME CONFIG: an old binary in the cache is replaced.
+old_agent ()
+{
+  local b=$1 e=ao$1$$
+  CONF=$2
+  local C=(${CONF:+--config "$CONF"})
+  ENVS+=("$e")
+  run "${C[@]}" exec -b "$b" -e "$e" -- true
+  # Put an old agent in place of every cached one (a rename: the running
+  # one keeps its file).
+  run "${C[@]}" exec -b "$b" -e "$e" -- 'n=0; for f in /tmp/.berth-agent-*/berth-agent ${TMPDIR:-/tmp}/.berth-agent-*/berth-agent ~/.cache/berth/agent-*/berth-agent; do [ -f "$f" ] || continue; printf "#!/bin/sh\necho old agent\n" >"$f.old" && chmod 700 "$f.old" && mv -f "$f.old" "$f" && n=$((n+1)); done; echo $n'
+  if [ "$rc" != 0 ] || [ "${stdout:-0}" = 0 ]; then
+    not_ok "$b: an old agent put in place (rc $rc: $stdout $stderr)"
+    return
+  fi
+  want=$(sha256sum "$(dirname "$BERTH")/agent/berth-agent" | cut -d' ' -f1)
+  # this build's cache directory is named after its hash
+  run "${C[@]}" exec -b "$b" -e "$e" --json -- "for f in /tmp/.berth-agent-*-${want:0:12}/berth-agent ~/.cache/berth/agent-*-${want:0:12}/berth-agent; do [ -f \"\$f\" ] && sha256sum \"\$f\"; done | cut -d\" \" -f1 | sort -u"
+  is "$rc:$(jq -r .transport <<<"$stdout")" "0:agent" "$b: with an old agent in place the next command runs through the agent"
+  is "$(jq -r .output <<<"$stdout")" "$want" "$b: the old agent was replaced by this build's"
+}
+
+suite local ""
+
+if ! command -v docker >/dev/null || ! docker image inspect berth-test:latest >/dev/null 2>&1; then
+  skip_case "docker: the agent's faults" "no engine with berth-test:latest (tests/integration/setup/docker.sh)"
+else
+  printf 'terminal:\n  docker_image: berth-test:latest\n' >"$TEST_TMP/docker.yaml"
+  suite docker "$TEST_TMP/docker.yaml"
+  old_agent docker "$TEST_TMP/docker.yaml"
+fi
+
+SSHD_ENV=${BERTH_SSHD_DIR:-/tmp/berth-sshd}/env
+if ! command -v ssh >/dev/null || [ ! -f "$SSHD_ENV" ]; then
+  skip_case "ssh: the agent's faults" "no test sshd (tests/integration/setup/sshd.sh)"
+else
+  . "$SSHD_ENV"
+  suite ssh "$BERTH_SSHD_CONFIG"
+  old_agent ssh "$BERTH_SSHD_CONFIG"
+fi
+
+if ! "$BERTH" backends 2>/dev/null | grep -q '^bwrap *ready'; then
+  skip_case "bwrap: the agent's faults" "the bwrap backend is not ready here"
+else
+  suite bwrap ""
+fi
+done_testing
