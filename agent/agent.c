@@ -729,9 +729,15 @@ child_exec (const berth_agent_run *run, int in, int out, int err, int pty_slave,
     }
   if (pty_slave >= 0)
     ioctl (pty_slave, TIOCSCTTY, 0);
+  /* Every source above the targets first: one of them may itself be
+     0-3 (fds the agent freed), and a dup2 must not clobber another.  */
+  int *src[] = { &in, &out, &err, &fd3 };
+  for (size_t i = 0; i < 4; i++)
+    if (*src[i] >= 0 && *src[i] < 10 && (*src[i] = fcntl (*src[i], F_DUPFD, 10)) < 0)
+      goto fail;
   if (dup2 (in, 0) < 0 || dup2 (out, 1) < 0 || dup2 (err, 2) < 0)
     goto fail;
-  if (fd3 >= 0 && (fd3 == 3 ? fcntl (3, F_SETFD, 0) : dup2 (fd3, 3)) < 0)
+  if (fd3 >= 0 && dup2 (fd3, 3) < 0)
     goto fail;
   if (run->cwd && chdir (run->cwd) < 0)
     goto fail;
@@ -1017,9 +1023,24 @@ ctl_drop (ctl *k)
   for (size_t i = 0; i < MAX_CTL; i++)
     if (ctls[i] == k)
       ctls[i] = NULL;
-  close (k->in);
-  if (k->out != k->in)
-    close (k->out);
+  if (k->in == 0)
+    {
+      /* Our stdio: keep fds 0 and 1 taken (on /dev/null), so no pipe
+         or file of ours lands on them later.  */
+      int nul = open ("/dev/null", O_RDWR | O_CLOEXEC);
+      if (nul >= 0)
+        {
+          dup2 (nul, 0);
+          dup2 (nul, 1);
+          close (nul);
+        }
+    }
+  else
+    {
+      close (k->in);
+      if (k->out != k->in)
+        close (k->out);
+    }
   berth_agent_buf_free (&k->rx);
   berth_agent_buf_free (&k->tx);
   berth_agent_buf_free (&k->fd3);

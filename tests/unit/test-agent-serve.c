@@ -3,7 +3,7 @@
    socket (the real binary, agent/berth-agent of the build): a run and
    its exit, a pty, a detached process that outlives its controller and
    is listed and attached to (output replayed) from the socket, a
-   foreground tree (a setsid escapee too) killed when its controller
+   foreground tree (setsid escapees too) killed when its controller
    goes, and malformed input refused.  */
 #include "config.h"
 
@@ -322,14 +322,14 @@ test_detached_attach (void **state)
   assert_int_equal (access (sock, F_OK), -1); /* its socket goes with it */
 }
 
-/* The controller goes: the foreground tree, a setsid escapee included,
-   is gone within 2 s and the agent exits.  */
+/* The controller goes: the foreground tree (a setsid escapee and an
+   orphaned grandchild too) is gone within 2 s and the agent exits.  */
 static void
 test_controller_gone (void **state)
 {
   char marker[64], script[256];
   snprintf (marker, sizeof marker, "sleep 42.%ld", (long) getpid ());
-  snprintf (script, sizeof script, "setsid %s & %s & %s", marker, marker, marker);
+  snprintf (script, sizeof script, "setsid %s & (%s &) ; %s", marker, marker, marker);
   conn c = start_agent (NULL);
   hello (&c);
   run (&c, 1, 0, script);
