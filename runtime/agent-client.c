@@ -758,7 +758,11 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
       m->n_ref = 1;
       m->env = env;
       m->fallback = fb;
-      m->pass_env = (call.flags & BERTH_PREFIX_PASSES_ENV) != 0;
+      /* Locally each RUN carries this berth's environment (the agent may
+         be an earlier berth's); elsewhere the agent started through the
+         backend's own transport, whose prefix may shape the environment
+         (a plugin's HOME): its children inherit that.  */
+      m->pass_env = local && (call.flags & BERTH_PREFIX_PASSES_ENV) != 0;
       /* fd 3 (the script) is carried as FD3 frames: the command's bash
          opens it by path instead of reading its stdin byte by byte.  */
       m->flags = (call.flags & BERTH_PREFIX_PASSES_ENV) | BERTH_PREFIX_PASSES_FDS;
@@ -891,6 +895,10 @@ agent_prepare (berth_env *env, berth_transport_call *call, berth_error **reterr)
   if (conf && strcmp (conf, "auto") != 0 && strcmp (conf, "off") != 0)
     return berth_error_set (reterr, EINVAL, "terminal.agent must be auto or off (got %s): fix it with berth config set terminal.agent auto", conf);
   berth_agent_mux *m = env->agent;
+  /* what its stream says already (an end: its environment was stopped
+     under it, the reaper's suspension) before it is trusted again */
+  if (m && !m->dead)
+    mux_read (m, 0);
   if (m && m->dead && !m->unavailable)
     {
       /* The last one died (or was killed): a new one.  */

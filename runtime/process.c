@@ -35,6 +35,7 @@
 
 #include "berth-private.h"
 #include "job.h"
+#include "scope.h"
 #include "state.h"
 #include "transport.h"
 #include "wrapper.h"
@@ -360,7 +361,10 @@ follow (berth_process *p, berth_error **reterr)
 BERTH_EXPORT int
 berth_process_fd (berth_process *p, berth_error **reterr)
 {
-  int r = follow (p, reterr);
+  int r = berth_scope_check (p->env, reterr);
+  if (r < 0)
+    return r;
+  r = follow (p, reterr);
   if (r < 0)
     return r;
   return p->following ? p->follower.proc.fd : -1;
@@ -379,7 +383,10 @@ berth_process_read (berth_process *p, void *buf, size_t len, int *ret_stream, be
 {
   if (ret_stream)
     *ret_stream = BERTH_PROCESS_OUTPUT;
-  int r = follow (p, reterr);
+  int r = berth_scope_check (p->env, reterr);
+  if (r < 0)
+    return r;
+  r = follow (p, reterr);
   if (r < 0)
     return r;
   if (p->pending.len == 0 && p->following)

@@ -275,6 +275,10 @@ berth_env_load_state (berth_env *env, char **ret_backend)
   char *snap = NULL;
   if (mp == NULL || berth_read_file (mp, 1 << 20, &meta, NULL) < 0)
     return;
+  /* suspended by another handle (the reaper): this one resumes it first */
+  _cleanup_free_ char *suspended = berth_meta_get (meta, "suspended");
+  if (suspended)
+    env->suspended = true;
   char *cwd = berth_meta_get (meta, "cwd");
   if (cwd)
     {

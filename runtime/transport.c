@@ -12,6 +12,7 @@
 #include "agent-client.h"
 #include "child.h"
 #include "provider-call.h"
+#include "scope.h"
 #include "transport.h"
 #include "wrapper.h"
 
@@ -105,6 +106,11 @@ int
 berth_transport_prepare (berth_env *env, berth_transport_call *call, berth_error **reterr)
 {
   *call = (berth_transport_call){ 0 };
+  /* The scope guard for what reaches no provider callback (a command
+     over the agent's stream); provider-call.c checks every one that does. */
+  int r = berth_scope_check (env, reterr);
+  if (r < 0)
+    return r;
   return berth_transport_get (env)->prepare (env, call, reterr);
 }
 
@@ -126,6 +132,9 @@ int
 berth_transport_start_via (const berth_transport_ops *t, berth_env *env, const berth_transport_call *call, const char *const *argv, bool has_stdin,
                            int extra_fd, uint64_t deadline_usec, berth_job *job, berth_error **reterr)
 {
+  int r = berth_scope_check (env, reterr);
+  if (r < 0)
+    return r;
   berth_start_req req = {
     .size = sizeof req,
     .argv = argv,
@@ -144,6 +153,9 @@ berth_transport_kill (berth_env *env, const char *token, long pid, double timeou
   const berth_transport_ops *t = berth_transport_get (env);
   if (ret_status)
     *ret_status = -1;
+  int r = berth_scope_check (env, reterr);
+  if (r < 0)
+    return r;
   if (t->kill)
     return t->kill (env, token, pid, timeout, ret_status, reterr);
   _cleanup_free_ char *ks = berth_kill_script (token, pid);

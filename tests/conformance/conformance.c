@@ -278,7 +278,9 @@ main (int argc, char **argv)
   scope ("acme", "agent-a");
   berth_result *res = NULL;
   out = run (a, "cat a-file", &code, &res, 0);
-  ok (out && strcmp (out, "a-was-here\n") == 0 && !berth_result_environment_recreated (res), "idle: the next call resumes it with its workspace, not recreated");
+  ok (out && strcmp (out, "a-was-here\n") == 0 && !berth_result_environment_recreated (res),
+      "idle: the next call resumes it with its workspace, not recreated (error %d%s)", code,
+      res && berth_result_environment_recreated (res) ? ", recreated" : "");
   free (out);
   berth_result_free (res);
 

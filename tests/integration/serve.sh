@@ -74,7 +74,7 @@ is "$(r '.result.output')" $'out\nerr' "execute: merged output"
 "$BERTH" exec --json -- true >"$TEST_TMP/cli.json"
 is "$(r '.result | keys | join(",")')" "$(jq -r 'keys | join(",")' "$TEST_TMP/cli.json")" "execute: the result object of berth exec --json (same fields)"
 is "$(r '.result.schema_version')" 1 "… with schema_version"
-is "$(r '.result.termination.kind + " " + .result.transport')" "exited exec" "… termination and transport"
+is "$(r '.result.termination.kind + " " + .result.transport')" "exited agent" "… termination and transport (agent: the default)"
 
 call 7 execute "{\"env\":\"$e1\",\"command\":\"echo a; sleep 0.3; echo b\"}"
 is "$(jq -r 'select(.id == 7 and .event == "output") | .data' "$TEST_TMP/lines" | tr -d '\n')" "ab" "execute: output events while it runs"

@@ -3,6 +3,10 @@
 # (tests/doubles/apptainer: real namespaces + chroot of a busybox/bash
 # rootfs).  Apptainer is not packaged for Debian 12; this run is the one
 # that must work in CI (a skip here fails under CI=true).
+# These checks read the apptainer argv of each command: exec-per-command
+# (through the agent the commands ride one stream; singularity-contract.sh
+# runs the suite that way).
+export BERTH_TRANSPORT=exec
 . "$(dirname "$0")/singularity-lib.sh"
 
 why=
