@@ -730,10 +730,12 @@ child_exec (const berth_agent_run *run, int in, int out, int err, int pty_slave,
   if (pty_slave >= 0)
     ioctl (pty_slave, TIOCSCTTY, 0);
   /* Every source above the targets first: one of them may itself be
-     0-3 (fds the agent freed), and a dup2 must not clobber another.  */
+     0-3 (fds the agent freed), and a dup2 must not clobber another.
+     Close-on-exec copies: only the dup2'ed 0-3 reach the command (a copy
+     left open held the command's output open after it ended).  */
   int *src[] = { &in, &out, &err, &fd3 };
   for (size_t i = 0; i < 4; i++)
-    if (*src[i] >= 0 && *src[i] < 10 && (*src[i] = fcntl (*src[i], F_DUPFD, 10)) < 0)
+    if (*src[i] >= 0 && *src[i] < 10 && (*src[i] = fcntl (*src[i], F_DUPFD_CLOEXEC, 10)) < 0)
       goto fail;
   if (dup2 (in, 0) < 0 || dup2 (out, 1) < 0 || dup2 (err, 2) < 0)
     goto fail;
