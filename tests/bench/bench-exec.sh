@@ -6,6 +6,8 @@
 # alternated with this one's in one run (the before/after table).
 #   BUILD=<this build dir> (default: $BERTH_BUILDDIR or .)  N=<commands per run> (100)
 #   ROUNDS=<alternations> (3)  BACKENDS="local bwrap docker ssh"
+# The after build runs through berth-agent (the default); BERTH_TRANSPORT=exec
+# compares exec-per-command.
 # Prints one line per run: build backend berth_min berth_median berth_p90
 # peer_min peer_median peer_p90 ratio_median ratio_min, then the medians of
 # the ratios per build and backend.  Needs root for docker and ssh (it
@@ -75,7 +77,7 @@ for b in $BACKENDS; do
       d=${dir[$build]}
       line=$(env XDG_STATE_HOME="$T/state-$build" XDG_RUNTIME_DIR="$T/run-$build" XDG_CONFIG_HOME="$T/config" BERTH_CONFIG="$cfg" \
         BERTH_MODULEDIR="$d/docker/.libs:$d/bwrap/.libs:$d/local/.libs:$d/ssh/.libs:$d/singularity/.libs" \
-        BERTH_LIBEXECDIR="$d:$d/bwrap:$d/ssh" BERTH_BINDIR="$d" \
+        BERTH_LIBEXECDIR="$d:$d/agent:$d/bwrap:$d/ssh" BERTH_BINDIR="$d" \
         "$T/bench-$build" "$b" "$N" -- "${peer[@]}") || { echo "bench-exec: $build $b failed" >&2; exit 1; }
       echo "$build $line" | tee -a "$T/all"
     done
