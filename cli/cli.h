@@ -191,6 +191,7 @@ int cmd_ps (const cli_opts *o, int argc, char **argv);
 int cmd_logs (const cli_opts *o, int argc, char **argv);
 int cmd_attach (const cli_opts *o, int argc, char **argv);
 int cmd_stop (const cli_opts *o, int argc, char **argv);
+int cmd_shell (const cli_opts *o, int argc, char **argv);
 int cmd_pull (const cli_opts *o, int argc, char **argv);
 int cmd_serve (const cli_opts *o, int argc, char **argv); /* serve/serve.c */
 int berth_cmd_plugins (berth_ctx *ctx, int argc, char **argv);

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <berth/provider-util.h> /* _cleanup_free_ */
@@ -321,4 +322,39 @@ cmd_stop (const cli_opts *o, int argc, char **argv)
   if (berth_process_stop (c.proc, &err) < 0)
     return close_call (&c, cli_fail_err (err));
   return close_call (&c, 0);
+}
+
+/* berth shell -e NAME: an interactive bash in the environment with its
+   state (the rc file libberth writes: exports, functions, aliases, cwd),
+   our stdin, stdout and stderr bridged; its exit status is ours.  */
+int
+cmd_shell (const cli_opts *o, int argc, char **argv)
+{
+  proc_opts po = { 0 };
+  proc_call c;
+  int exit_code = EXIT_BERTH;
+  berth_error *err = NULL;
+  if (parse (argc, argv, false, false, &po, &exit_code) < 0)
+    return exit_code;
+  if ((exit_code = open_call (o, &po, &c)) != 0)
+    return close_call (&c, exit_code);
+  _cleanup_free_ char *rc = NULL, *tmp = NULL, *path = NULL;
+  char tag[9];
+  snprintf (tag, sizeof tag, "%08x", (unsigned) getpid () ^ (unsigned) time (NULL));
+  if (berth_env_shell_rc (c.env, &rc, &err) < 0 || berth_env_temp_dir (c.env, &tmp, &err) < 0)
+    return close_call (&c, cli_fail_err (err));
+  if (asprintf (&path, "%s/.berth-shell-%s.rc", tmp, tag) < 0)
+    return close_call (&c, cli_fail ("out of memory"));
+  /* the rc file removes itself once read */
+  _cleanup_free_ char *text = NULL;
+  if (asprintf (&text, "rm -f -- \"${BASH_SOURCE[0]}\"\n%s", rc) < 0 || berth_env_write_file (c.env, path, text, strlen (text), 0600, &err) < 0)
+    return close_call (&c, err ? cli_fail_err (err) : cli_fail ("out of memory"));
+  const char *words[] = { "bash", "--rcfile", path, "-i", NULL };
+  berth_stream_spec spec = BERTH_STREAM_SPEC_INIT;
+  spec.argv = words;
+  spec.in_fd = STDIN_FILENO;
+  int st = berth_env_stream_ex (c.env, &spec, &err);
+  if (st < 0)
+    return close_call (&c, cli_fail_err (err));
+  return close_call (&c, st);
 }

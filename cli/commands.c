@@ -255,6 +255,13 @@ const cli_command cli_commands[] = {
     "--stdin; our end of input closes its stdin).  Ctrl-C detaches: the\n"
     "process keeps running.",
     process_env_options, CLI_VALUE_WORD },
+  { "shell", cmd_shell, "-e NAME", "an interactive bash in an environment",
+    "Run an interactive bash in the named environment NAME with its state:\n"
+    "the exports, functions and aliases its commands left, in its cwd; our\n"
+    "stdin, stdout and stderr are bridged to it, and its exit status is\n"
+    "berth's.  (No terminal of its own there yet: line editing is bash's\n"
+    "without a tty, and the window size is not passed.)",
+    process_env_options },
   { "stop", cmd_stop, "-e NAME ID", "stop a background process",
     "Kill the whole tree of process ID where it runs (children that left its\n"
     "session too).",

@@ -332,6 +332,14 @@ is "$(field "$r" environment_recreated)" false "… not recreated"
 is "$("$BERTH" ls --json | jq -r --arg n "$RI" '.[] | select(.name == $n) | .suspended')" false "… and it is no longer suspended"
 "$BERTH" rm "$RI" >/dev/null
 
+# --- berth shell: an interactive bash with the environment's state ---
+SH=sh$TAG
+bj -e "$SH" -- 'mkdir -p shdir && cd shdir && export SHELLVAR=kept && shfn () { echo "fn $1"; }' >/dev/null
+got=$(printf 'pwd\necho "$SHELLVAR"\nshfn ran\nexit 3\n' | "$BERTH" shell -e "$SH" 2>/dev/null); rc=$?
+is "$rc:$(echo "$got" | tail -n 2 | tr '\n' ' ')" "3:kept fn ran " "shell: exports and functions of the environment, its exit status"
+like "$(echo "$got" | head -n 1)" "*/shdir" "… in the environment's cwd"
+"$BERTH" rm "$SH" >/dev/null
+
 # --- exec_prefix (3.2) ---
 X=xp$TAG
 bj -e "$X" -- true >/dev/null

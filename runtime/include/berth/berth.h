@@ -528,6 +528,10 @@ typedef struct berth_stream_spec
 } berth_stream_spec;
 #define BERTH_STREAM_SPEC_INIT { .size = sizeof (berth_stream_spec), .in_fd = -1, .out_fd = 1, .err_fd = 2, .cancel_fd = -1 }
 BERTH_EXPORT int berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error **reterr);
+/* A bash rc file's text (malloc'd) that gives an interactive shell the
+   environment's state: its exports, functions and aliases, its cwd
+   (berth shell).  */
+BERTH_EXPORT int berth_env_shell_rc (berth_env *env, char **ret, berth_error **reterr);
 
 BERTH_EXPORT char **berth_strv_free (char **strv);
 BERTH_EXPORT const char *berth_version (void);
