@@ -252,11 +252,19 @@ berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error 
       return berth_error_errno (reterr, ENOMEM, "out of memory");
 
   BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
-  r = berth_transport_prepare (env, &call, reterr);
+  /* A stream is one long-lived process with our stdio: it runs through
+     the backend's own transport, not the agent's multiplexed stream (a
+     signal to this berth while another berth shared the agent ended the
+     stream with 255 and left its tree running -- make distcheck's
+     contract run).  */
+  const berth_transport_ops *t = berth_transport_fallback (env);
+  r = berth_scope_check (env, reterr);
+  if (r >= 0)
+    r = t->prepare (env, &call, reterr);
   if (r < 0)
     return r;
-  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "stream in %s on %s via %s", env->id, berth_env_backend (env), berth_transport_get (env)->via);
-  r = berth_transport_start (env, &call, (const char *const *) argv, in_fd >= 0, -1, 0, &job, reterr);
+  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "stream in %s on %s via %s", env->id, berth_env_backend (env), t->via);
+  r = berth_transport_start_via (t, env, &call, (const char *const *) argv, in_fd >= 0, -1, 0, &job, reterr);
   if (r < 0)
     return r;
   berth_feed_init (&feed, NULL, 0, in_fd);
