@@ -37,8 +37,5 @@ int docker_ulimit_resource (const char *name);
 /* "SOFT[:HARD]" (integers or "unlimited"; HARD defaults to SOFT) of
    terminal.docker_ulimits.  -EINVAL when malformed or SOFT > HARD.  */
 int docker_ulimit_parse (const char *value, int64_t *ret_soft, int64_t *ret_hard);
-/* The SHA-256 of DATA in lower-case hex (the docker CLI names a
-   context's directory after the digest of its name).  */
-void docker_sha256_hex (const void *data, size_t len, char out[65]);
 
 #endif

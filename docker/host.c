@@ -105,7 +105,7 @@ use_context (docker_host_choice *ret, const char *dir, const char *name, const c
       return 0;
     }
   char digest[65];
-  docker_sha256_hex (name, strlen (name), digest);
+  berth_sha256_hex (name, strlen (name), digest);
   char *meta = NULL, *tls = NULL, *body = NULL;
   size_t len = 0;
   if (asprintf (&meta, "%s/contexts/meta/%s/meta.json", dir, digest) < 0)

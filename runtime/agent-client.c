@@ -737,7 +737,7 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
     }
   char hash[65], tag[64], sock[64];
   struct utsname u;
-  berth_agent_sha256_hex (bin, len, hash);
+  berth_sha256_hex (bin, len, hash);
   snprintf (tag, sizeof tag, "%s-%.12s", PACKAGE_VERSION, hash);
   snprintf (sock, sizeof sock, "s-%.40s", env->id ? env->id : "env");
   sanitize (sock);

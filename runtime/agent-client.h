@@ -33,7 +33,6 @@ BERTH_INTERNAL void berth_agent_doctor (berth_ctx *ctx, berth_check_fn fn, void 
 
 /* agent-place.c */
 /* SHA-256 of LEN bytes at DATA as 64 hex digits and a NUL in HEX.  */
-BERTH_INTERNAL void berth_agent_sha256_hex (const void *data, size_t len, char hex[65]);
 /* The scripts that find (and start) or upload the agent inside an
    environment (see agent-place.c).  */
 BERTH_INTERNAL char *berth_agent_start_script (const char *arch, const char *hash, const char *dir_tag, const char *sock_name);

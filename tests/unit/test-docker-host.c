@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include <berth/provider-util.h>
+
 #include "docker/dial.h"
 #include "docker/helpers.h"
 #include "docker/host.h"
@@ -39,7 +41,7 @@ static void
 make_context (const char *dir, const char *name, const char *host, bool tls)
 {
   char digest[65], path[512], body[512];
-  docker_sha256_hex (name, strlen (name), digest);
+  berth_sha256_hex (name, strlen (name), digest);
   snprintf (path, sizeof path, "mkdir -p '%s/contexts/meta/%s'", dir, digest);
   assert_int_equal (system (path), 0);
   snprintf (path, sizeof path, "%s/contexts/meta/%s/meta.json", dir, digest);
@@ -106,17 +108,17 @@ test_sha256 (void **state)
 {
   (void)state;
   char out[65];
-  docker_sha256_hex ("", 0, out);
+  berth_sha256_hex ("", 0, out);
   assert_string_equal (out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  docker_sha256_hex ("abc", 3, out);
+  berth_sha256_hex ("abc", 3, out);
   assert_string_equal (out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   /* two blocks of padding (56 bytes), and more than one block */
   const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-  docker_sha256_hex (m, strlen (m), out);
+  berth_sha256_hex (m, strlen (m), out);
   assert_string_equal (out, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   char a[1000];
   memset (a, 'a', sizeof a);
-  docker_sha256_hex (a, sizeof a, out);
+  berth_sha256_hex (a, sizeof a, out);
   assert_string_equal (out, "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
 }
 
@@ -182,7 +184,7 @@ test_contexts (void **state)
   docker_host_choice_clear (&c);
   /* a meta.json without an endpoint */
   char digest[65], meta[256];
-  docker_sha256_hex ("secure", 6, digest);
+  berth_sha256_hex ("secure", 6, digest);
   snprintf (meta, sizeof meta, "%s/contexts/meta/%s/meta.json", dir, digest);
   write_file (meta, "{\"Name\":\"secure\",\"Endpoints\":{}}");
   resolve_fails ("has no docker endpoint");

@@ -83,6 +83,9 @@ BERTH_EXPORT double berth_env_time_left (const berth_env *env, double cap);
    for names derived from a longer string (a socket path, a cache file).
    Not a cryptographic hash.  */
 BERTH_EXPORT uint64_t berth_fnv1a64 (const void *data, size_t len);
+/* SHA-256 of DATA as 64 lowercase hex digits and a NUL (a file checked by
+   hash, a docker context's directory name).  */
+BERTH_EXPORT void berth_sha256_hex (const void *data, size_t len, char hex[65]);
 
 /* ---- directories ---- */
 
