@@ -33,7 +33,13 @@ git archive --format=tar --prefix=berth/ HEAD | tar -xf - -C "$work"
 echo "deb-check: dpkg-buildpackage -us -uc -b (log: only its tail on failure)"
 if ! (cd "$work/berth" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1; then
   tail -80 "$work/build.log"
-  echo "deb-check.sh: dpkg-buildpackage failed (above: the end of its log)" >&2
+  # which test failed, and its own log, is far above the tail
+  grep -E '^(FAIL|ERROR): |^not ok ' "$work/build.log" || true
+  for t in $(sed -n 's/^\(FAIL\|ERROR\): \([^ ]*\).*/\2/p' "$work/build.log" | sort -u); do
+    log="$work/berth/${t%.sh}.log"; [ -f "$log" ] || log="$work/berth/$t.log"
+    [ -f "$log" ] && { echo "--- $log (end)"; tail -40 "$log"; }
+  done
+  echo "deb-check.sh: dpkg-buildpackage failed (above: the end of its log, then the failed tests)" >&2
   exit 1
 fi
 grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR):' "$work/build.log" | tr '\n' ' '; echo
