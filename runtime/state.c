@@ -110,6 +110,10 @@ berth_env_save (berth_env *env, berth_error **reterr)
   meta_put (&b, "agent", env->owner_agent);
   if (env->suspended)
     meta_put (&b, "suspended", "1");
+  /* recreated by a call that runs no command (ps, cp, open): the next
+     execute, in whichever berth, reports it */
+  if (env->recreated)
+    meta_put (&b, "recreated", "1");
   meta_put (&b, "last_used", now);
   r = berth_write_file_atomic (meta_path, b.data ? b.data : "", b.len, 0600);
   berth_buf_free (&b);
@@ -258,7 +262,8 @@ berth_env_meta_differs (berth_env *env, const char *meta_path)
   image = berth_meta_get (meta, "image");
   task = berth_meta_get (meta, "task");
   _cleanup_free_ char *suspended = berth_meta_get (meta, "suspended"), *inc = berth_meta_get (meta, "incarnation");
-  if ((suspended != NULL) != env->suspended || inc == NULL || strcmp (inc, env->incarnation) != 0)
+  _cleanup_free_ char *recreated = berth_meta_get (meta, "recreated");
+  if ((suspended != NULL) != env->suspended || (recreated != NULL) != env->recreated || inc == NULL || strcmp (inc, env->incarnation) != 0)
     return true;
   if ((image == NULL) != (env->image == NULL) || (image && strcmp (image, env->image) != 0))
     return true;
@@ -276,9 +281,11 @@ berth_env_load_state (berth_env *env, char **ret_backend)
   if (mp == NULL || berth_read_file (mp, 1 << 20, &meta, NULL) < 0)
     return;
   /* suspended by another handle (the reaper): this one resumes it first */
-  _cleanup_free_ char *suspended = berth_meta_get (meta, "suspended");
+  _cleanup_free_ char *suspended = berth_meta_get (meta, "suspended"), *recreated = berth_meta_get (meta, "recreated");
   if (suspended)
     env->suspended = true;
+  if (recreated)
+    env->recreated = true;
   char *cwd = berth_meta_get (meta, "cwd");
   if (cwd)
     {

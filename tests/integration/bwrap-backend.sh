@@ -132,10 +132,19 @@ check "the host /tmp is untouched" test ! -e /tmp/berth-keep
 M=other$$
 is "$(bx -e "$M" -- 'cat /tmp/berth-keep 2>/dev/null || echo none')" none "another environment does not see its /tmp"
 is "$(bx -e "$M" -- 'pgrep -c -f "sleep 4711"')" 0 "... nor its processes"
-# a jail that died is re-created, and the result says so
+# a jail that died is re-created, and the result says so; a background
+# process that ran in it is lost (an error), not an exit code; the `ps` that
+# re-created it does not swallow environment_recreated (the next execute
+# reports it, in whichever berth)
+ppid=$("$BERTH" --config "$CFG" start -e "$N" -- 'while :; do echo tick; sleep 0.1; done')
+is "$("$BERTH" --config "$CFG" ps -e "$N" --json | jq -r --arg id "$ppid" '.[] | select(.id == $id) | .state')" running "a background process runs in the jail"
 st=$XDG_STATE_HOME/berth/envs/$N
 kill -9 "$(sed -n 's/^pid=//p' "$st/jail")"
 sleep 0.3
+pst=$("$BERTH" --config "$CFG" ps -e "$N" --json 2>"$WS/err" | jq -r --arg id "$ppid" '.[] | select(.id == $id) | "\(.state) \(.exit_code)"')
+is "$pst" "lost null" "the jail killed under a process: it is lost, not an exit code"
+"$BERTH" --config "$CFG" logs -e "$N" "$ppid" >/dev/null 2>"$WS/err"
+like "$?:$(cat "$WS/err")" "125:berth: process $ppid is lost*" "… logs says so (125), no hang"
 r=$(bj -e "$N" -- 'cat /tmp/berth-keep 2>/dev/null || echo gone')
 is "$(field "$r" environment_recreated)" true "a dead jail is re-created and reported"
 is "$(out "$r")" gone "... with a fresh /tmp"
