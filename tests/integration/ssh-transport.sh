@@ -131,7 +131,24 @@ if [ "$(id -u)" = 0 ] && /usr/sbin/sshd -f "$TDIR/sshd2_config" -E "$TDIR/sshd2.
   sed -i "s|ssh_port: .*|ssh_port: $port2|" "$TDIR/sshd2.yaml"
   out=$("$BERTH" --config "$TDIR/sshd2.yaml" exec -b ssh -- 'echo up'); rc=$?
   check "a second sshd serves" [ "$rc" = 0 -a "$out" = up ]
+  # a background process there, then the host goes (the listener and
+  # every connection of it, the master's too): poll is an error, not an
+  # exit code (the process itself runs on, detached, until killed below)
+  E2=sshloss$$
+  "$BERTH" --config "$TDIR/sshd2.yaml" exec -b ssh -e "$E2" -- true >/dev/null
+  lp=$("$BERTH" --config "$TDIR/sshd2.yaml" start -e "$E2" -- "sleep 3$$")
+  is "$("$BERTH" --config "$TDIR/sshd2.yaml" ps -e "$E2" --json | jq -r --arg id "$lp" '.[] | select(.id == $id) | .state')" running \
+    "a background process runs over the second sshd"
+  pkill -P "$(cat "$TDIR/sshd2.pid")" 2>/dev/null
   kill "$(cat "$TDIR/sshd2.pid")"
+  for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port2") 2>/dev/null || break; sleep 0.1; done
+  start=$(date +%s)
+  timeout 60 "$BERTH" --config "$TDIR/sshd2.yaml" ps -e "$E2" --json >"$TDIR/out" 2>"$TDIR/err"; rc=$?
+  el=$(( $(date +%s) - start ))
+  check "the host lost under a process: ps is an error (125) within ConnectTimeout (${el}s), no state, no exit code" \
+    eval '[ "$rc" = 125 ] && [ "$el" -le 12 ] && ! grep -q "\"exit_code\"" "$TDIR/out" && cat "$TDIR/err" "$TDIR/out" | grep -q "cannot connect"'
+  diag "$(cat "$TDIR/err")"
+  pkill -f "slee[p] 3$$" 2>/dev/null
   for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port2") 2>/dev/null || break; sleep 0.1; done
   start=$(date +%s)
   timeout 60 "$BERTH" --config "$TDIR/sshd2.yaml" exec -b ssh -- true 2>"$TDIR/err"; rc=$?
