@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -324,6 +325,42 @@ cmd_stop (const cli_opts *o, int argc, char **argv)
   return close_call (&c, 0);
 }
 
+/* WORDS on our terminal, through the environment's terminal prefix
+   (docker exec -it, ssh -tt, srun --pty, the jail keeping our session):
+   a terminal there of our window size, following its changes.  Like
+   system(), berth ignores ^C and ^\ while it waits: they are the
+   shell's.  The exit status, or 128+N for a signal.  */
+static int
+shell_on_terminal (berth_env *env, const char *const *words)
+{
+  berth_error *err = NULL;
+  _cleanup_strv_free_ char **argv = NULL;
+  if (berth_env_terminal_prefix (env, NULL, &argv, &err) < 0)
+    return cli_fail_err (err);
+  for (size_t i = 0; words[i]; i++)
+    if (berth_strv_push (&argv, words[i]) < 0)
+      return cli_fail ("out of memory");
+  fflush (NULL);
+  pid_t pid = fork ();
+  if (pid < 0)
+    return cli_fail ("shell: cannot fork: %s", strerror (errno));
+  if (pid == 0)
+    {
+      execvp (argv[0], argv);
+      fprintf (stderr, "berth: shell: cannot run %s: %s\n", argv[0], strerror (errno));
+      _exit (127);
+    }
+  struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+  sigaction (SIGINT, &ign, &old_int);
+  sigaction (SIGQUIT, &ign, &old_quit);
+  int status = 0;
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  sigaction (SIGINT, &old_int, NULL);
+  sigaction (SIGQUIT, &old_quit, NULL);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : WIFSIGNALED (status) ? 128 + WTERMSIG (status) : EXIT_BERTH;
+}
+
 /* berth shell -e NAME: an interactive bash in the environment with its
    state (the rc file libberth writes: exports, functions, aliases, cwd),
    our stdin, stdout and stderr bridged; its exit status is ours.  */
@@ -350,6 +387,9 @@ cmd_shell (const cli_opts *o, int argc, char **argv)
   if (asprintf (&text, "rm -f -- \"${BASH_SOURCE[0]}\"\n%s", rc) < 0 || berth_env_write_file (c.env, path, text, strlen (text), 0600, &err) < 0)
     return close_call (&c, err ? cli_fail_err (err) : cli_fail ("out of memory"));
   const char *words[] = { "bash", "--rcfile", path, "-i", NULL };
+  if (isatty (STDIN_FILENO) && isatty (STDOUT_FILENO))
+    return close_call (&c, shell_on_terminal (c.env, words));
+  /* not on a terminal: our stdin and stdout through the transport */
   berth_stream_spec spec = BERTH_STREAM_SPEC_INIT;
   spec.argv = words;
   spec.in_fd = STDIN_FILENO;

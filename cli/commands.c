@@ -257,10 +257,11 @@ const cli_command cli_commands[] = {
     process_env_options, CLI_VALUE_WORD },
   { "shell", cmd_shell, "-e NAME", "an interactive bash in an environment",
     "Run an interactive bash in the named environment NAME with its state:\n"
-    "the exports, functions and aliases its commands left, in its cwd; our\n"
-    "stdin, stdout and stderr are bridged to it, and its exit status is\n"
-    "berth's.  (No terminal of its own there yet: line editing is bash's\n"
-    "without a tty, and the window size is not passed.)",
+    "the exports, functions and aliases its commands left, in its cwd; its\n"
+    "exit status is berth's.  On a terminal it gets a terminal there too\n"
+    "(docker exec -it, ssh -tt, srun --pty; a local or jailed shell uses\n"
+    "ours): job control, our window size and its changes, Ctrl-C is the\n"
+    "shell's.  Otherwise our stdin, stdout and stderr are bridged to it.",
     process_env_options },
   { "stop", cmd_stop, "-e NAME ID", "stop a background process",
     "Kill the whole tree of process ID where it runs (children that left its\n"

@@ -74,8 +74,10 @@ docker_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr)
   return docker_container_gc (cfg, lifetime, reterr);
 }
 
+/* The exec prefix; TERMINAL: `-it`, a terminal of its own in the
+   container (the CLI sizes and resizes it as its own stdin's).  */
 static int
-docker_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
+prefix_argv (berth_env *env, const char *user, bool interactive, bool terminal, char ***ret_argv, berth_error **reterr)
 {
   docker_env_data *d = docker_env_data_get (env);
   int r = 0;
@@ -92,7 +94,7 @@ docker_exec_prefix (berth_env *env, const char *user, bool interactive, char ***
       argv = berth_strv_new (cli, "-H", docker_client_docker_host (d->client), "exec", NULL);
       free (cli);
       if (argv && interactive)
-        r = berth_strv_push (&argv, "-i");
+        r = berth_strv_push (&argv, terminal ? "-it" : "-i");
       if (argv && r >= 0 && user && *user)
         {
           r = berth_strv_push (&argv, "-u");
@@ -110,6 +112,8 @@ docker_exec_prefix (berth_env *env, const char *user, bool interactive, char ***
       if (argv && r >= 0)
         r = berth_strv_push (&argv, d->container);
     }
+  else if (terminal)
+    return berth_error_set (reterr, BERTH_E_UNAVAILABLE, "docker: a terminal in the container needs the docker CLI on PATH (install docker.io or docker-ce-cli)");
   else
     {
       /* No CLI: berth bridges the stream over the API itself.  Only a named
@@ -131,8 +135,20 @@ docker_exec_prefix (berth_env *env, const char *user, bool interactive, char ***
       return berth_error_errno (reterr, ENOMEM, "out of memory");
     }
   *ret_argv = argv;
-  *ret_flags = 0;
   return 0;
+}
+
+static int
+docker_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
+{
+  *ret_flags = 0;
+  return prefix_argv (env, user, interactive, false, ret_argv, reterr);
+}
+
+static int
+docker_terminal_prefix (berth_env *env, const char *user, char ***ret_argv, berth_error **reterr)
+{
+  return prefix_argv (env, user, true, true, ret_argv, reterr);
 }
 
 static int
@@ -259,6 +275,7 @@ const berth_provider_ops berth_docker_provider = {
   .remove = docker_remove,
   .release = docker_release,
   .exec_prefix = docker_exec_prefix,
+  .terminal_prefix = docker_terminal_prefix,
   .start = docker_start,
   .gc = docker_gc,
   .pull = docker_pull,

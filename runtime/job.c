@@ -188,3 +188,12 @@ berth_env_exec_prefix (berth_env *env, const char *user, bool interactive, char 
     return berth_error_set (reterr, ENOTSUP, "backend %s cannot run long-lived processes", berth_env_backend (env));
   return berth_provider_call_exec_prefix (env, user, interactive, ret_argv, &flags, reterr);
 }
+
+BERTH_EXPORT int
+berth_env_terminal_prefix (berth_env *env, const char *user, char ***ret_argv, berth_error **reterr)
+{
+  BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
+  if (!berth_provider_call_has_exec_prefix (env->provider) || !berth_provider_flag (env->provider, BERTH_FLAG_SUPPORTS_STREAMS))
+    return berth_error_set (reterr, ENOTSUP, "backend %s cannot run long-lived processes", berth_env_backend (env));
+  return berth_provider_call_terminal_prefix (env, user, ret_argv, reterr);
+}

@@ -93,6 +93,19 @@ berth_provider_call_has_exec_prefix (const berth_provider *p)
 }
 
 int
+berth_provider_call_terminal_prefix (berth_env *env, const char *user, char ***ret_argv, berth_error **reterr)
+{
+  const berth_provider_ops *ops = env->provider->ops;
+  uint32_t flags = 0;
+  if (!BERTH_HAS_FIELD (ops, berth_provider_ops, terminal_prefix) || ops->terminal_prefix == NULL)
+    return berth_provider_call_exec_prefix (env, user, true, ret_argv, &flags, reterr);
+  int r = berth_scope_check (env, reterr);
+  if (r < 0 || (r = berth_provider_call_attach (env, reterr)) < 0)
+    return r;
+  return ops->terminal_prefix (env, user, ret_argv, reterr);
+}
+
+int
 berth_provider_call_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
 {
   const berth_provider_ops *ops = env->provider->ops;

@@ -164,7 +164,8 @@ ssh_build_argv (const ssh_settings *s, int mode, bool no_stdin, const char *cont
   switch (mode)
     {
     case SSH_ARGV_CLIENT:
-      push (&a, "-T");
+    case SSH_ARGV_TERMINAL:
+      push (&a, mode == SSH_ARGV_TERMINAL ? "-tt" : "-T");
       if (no_stdin)
         push (&a, "-n");
       push_control_path (&a, s->control_path);

@@ -31,6 +31,7 @@ enum
   SSH_ARGV_MASTER = 1,  /* start the master: -M -N -f, ControlPersist */
   SSH_ARGV_CONTROL = 2, /* ssh -O CONTROL_CMD */
   SSH_ARGV_DIRECT = 3,  /* a plain connection that ignores any master */
+  SSH_ARGV_TERMINAL = 4, /* CLIENT on a remote terminal (-tt for -T) */
 };
 
 /* Build the ssh argv (NULL-terminated, malloc'd strings) for MODE.  For

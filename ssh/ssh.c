@@ -203,8 +203,10 @@ ssh_ensure (berth_env *env, berth_error **reterr)
   return 0;
 }
 
+/* The exec prefix; TERMINAL: a remote terminal (ssh -tt), sized and
+   resized as the local one on ssh's stdin.  */
 static int
-ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
+prefix_argv (berth_env *env, const char *user, bool interactive, bool terminal, char ***ret_argv, berth_error **reterr)
 {
   ssh_env *e = berth_env_get_data (env);
   ssh_settings s;
@@ -217,7 +219,7 @@ ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret
   if ((r = ssh_ensure_master (env, e, 0, reterr)) < 0)
     return r;
   s = settings_of (e);
-  if ((r = ssh_build_argv (&s, SSH_ARGV_CLIENT, !interactive, NULL, &ssh)) < 0)
+  if ((r = ssh_build_argv (&s, terminal ? SSH_ARGV_TERMINAL : SSH_ARGV_CLIENT, !interactive, NULL, &ssh)) < 0)
     return berth_error_errno (reterr, -r, "out of memory");
   argv = berth_strv_new (e->helper, NULL);
   for (size_t i = 0; argv && ssh[i]; i++)
@@ -237,8 +239,20 @@ ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret
   if (argv == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
   *ret_argv = argv;
-  *ret_flags = 0;
   return 0;
+}
+
+static int
+ssh_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
+{
+  *ret_flags = 0;
+  return prefix_argv (env, user, interactive, false, ret_argv, reterr);
+}
+
+static int
+ssh_terminal_prefix (berth_env *env, const char *user, char ***ret_argv, berth_error **reterr)
+{
+  return prefix_argv (env, user, true, true, ret_argv, reterr);
 }
 
 /* execute's process: the spawned client, and the control socket that
@@ -599,6 +613,7 @@ const berth_provider_ops berth_ssh_provider = {
   .remove = ssh_remove,
   .release = ssh_release,
   .exec_prefix = ssh_exec_prefix,
+  .terminal_prefix = ssh_terminal_prefix,
   .start = ssh_start,
   .gc = ssh_gc,
 };

@@ -6,7 +6,8 @@
 #   BERTH_TEST_ARGS    extra `berth exec` options (e.g. --image IMG), optional
 # Commands run in the environment must only need bash and coreutils-like
 # tools that busybox also has (the docker test image is busybox + bash).
-. "$(dirname "${BASH_SOURCE[0]}")/../integration/libtest.sh"
+CONTRACT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$CONTRACT_DIR/../integration/libtest.sh"
 BACKEND=${1:?usage: contract.sh BACKEND}
 read -r -a EXTRA <<<"${BERTH_TEST_ARGS:-}"
 berth_test_home
@@ -338,6 +339,13 @@ bj -e "$SH" -- 'mkdir -p shdir && cd shdir && export SHELLVAR=kept && shfn () { 
 got=$(printf 'pwd\necho "$SHELLVAR"\nshfn ran\nexit 3\n' | "$BERTH" shell -e "$SH" 2>/dev/null); rc=$?
 is "$rc:$(echo "$got" | tail -n 2 | tr '\n' ' ')" "3:kept fn ran " "shell: exports and functions of the environment, its exit status"
 like "$(echo "$got" | head -n 1)" "*/shdir" "… in the environment's cwd"
+# on a terminal (a pty of 33x101 rows and columns): the shell has one too,
+# of that size, through the backend's interactive exec_prefix
+got=$(printf '[ -t 0 ] && [ -t 1 ] && echo on-a-tty; stty size; echo "$SHELLVAR"\n@resize 41 120\nstty size\nexit 4\n' |
+  python3 "$CONTRACT_DIR/on-pty.py" 33 101 "$BERTH" shell -e "$SH" 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$got" | grep -xE 'on-a-tty|[0-9]+ [0-9]+|kept' | tr '\n' ' ')" "4:on-a-tty 33 101 kept 41 120 " \
+  "shell on a terminal: a terminal there, our window size and its change, the environment's exports, its exit status"
+printf '%s\n' "$got" | grep -xE 'on-a-tty|[0-9]+ [0-9]+|kept' | tr '\n' ' ' | grep -qx 'on-a-tty 33 101 kept 41 120 ' || diag "$got"
 "$BERTH" rm "$SH" >/dev/null
 
 # --- exec_prefix (3.2) ---

@@ -510,6 +510,12 @@ BERTH_EXPORT char *berth_result_json (const berth_result *r, size_t *ret_len);
    stdout open, passing the words through unchanged.  -ENOTSUP when the
    backend cannot right now.  Free with berth_strv_free.  */
 BERTH_EXPORT int berth_env_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, berth_error **reterr);
+/* The same for a terminal: the words that follow run on a terminal of
+   their own inside ENV, sized as the caller's (the prefix's stdin must
+   be one) and resized with it; where the backend hands the caller's
+   terminal through, the interactive exec_prefix.  -ENOTSUP or
+   BERTH_E_UNAVAILABLE (what is missing) when it cannot.  */
+BERTH_EXPORT int berth_env_terminal_prefix (berth_env *env, const char *user, char ***ret_argv, berth_error **reterr);
 /* Runs ARGV inside ENV bridging IN_FD to its stdin and its stdout/stderr
    to OUT_FD/ERR_FD until it exits; returns its exit status.  ARGV runs
    under bash there: a missing command is 127 with the shell's one line

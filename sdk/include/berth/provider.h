@@ -251,6 +251,13 @@ typedef struct berth_provider_ops
   int (*pull) (const berth_config *cfg, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr);
   /* BERTH_HINT_*: what libberth should know of this transport.  */
   uint32_t hints;
+  /* Optional: argv that runs the words that follow it on a terminal of
+     its own inside the environment, sized as the caller's terminal (the
+     spawned prefix's stdin) and resized with it: `docker exec -it`,
+     `ssh -tt` (berth shell).  Leave it NULL where the interactive
+     exec_prefix already hands the caller's terminal through (a local
+     process, a jail, `srun --pty`): libberth uses that.  */
+  int (*terminal_prefix) (berth_env *env, const char *user, char ***ret_argv, berth_error **reterr);
 } berth_provider_ops;
 
 /* berth_provider_ops.hints */
