@@ -317,6 +317,15 @@ test_argv_client (void **state)
   assert_true (index_of (a, "-n") > 0);
   ssh_argv_free (a);
 
+  /* a remote terminal (berth shell): -tt for -T, over the same master */
+  assert_int_equal (ssh_build_argv (&s, SSH_ARGV_TERMINAL, false, NULL, &a), 0);
+  assert_true (index_of (a, "-tt") > 0);
+  assert_int_equal (index_of (a, "-T"), -1);
+  assert_int_equal (index_of (a, "-n"), -1);
+  assert_true (index_of (a, "-oControlPath=/run/user/1000/berth/e1/cm") > 0);
+  assert_string_equal (a[count (a) - 1], "example.org");
+  ssh_argv_free (a);
+
   /* optional keys absent: no -p, no -i */
   s.port = 0;
   s.key = NULL;
