@@ -41,8 +41,12 @@
 #include "wrapper.h"
 
 /* alive PID: it runs (a zombie does not: an init that does not reap
-   leaves the session leader's behind).  */
-#define ALIVE_FN "alive () { [ -n \"$1\" ] && kill -0 \"$1\" 2>/dev/null || return 1; [ -r /proc/$1/stat ] || return 0; ! grep -q '^[0-9]* (.*) Z' /proc/$1/stat; }\n"
+   leaves the session leader's behind).  The scripts here use bash's
+   builtins where they can ($EUID, printf %(%s)T, read): each fork is a
+   millisecond of a process's start.  */
+#define ALIVE_FN                                                                                                      \
+  "alive () { [ -n \"$1\" ] && kill -0 \"$1\" 2>/dev/null || return 1; local s; IFS= read -r s 2>/dev/null </proc/$1/stat || return 0;" \
+  " case ${s##*) } in Z*) return 1 ;; esac; }\n"
 #define PROCESS_REPLAY_MAX (1u << 20)
 #define PROCESS_CALL_TIMEOUT_S 30.0
 #define PROCESS_KILL_TIMEOUT_S 10.0
@@ -87,7 +91,7 @@ proc_root (berth_env *env, berth_error **reterr)
   /* the incarnation: a process of an environment removed and made again
      under the same name is not this one's (a node's /tmp outlives it) */
   _cleanup_free_ char *qtmp = berth_shell_quote (tmp), *qid = berth_shell_quote (env->id);
-  return xasprintf ("%s/.berth-proc-\"$(id -u)\"/%s-%s", qtmp, qid, env->incarnation);
+  return xasprintf ("%s/.berth-proc-\"$EUID\"/%s-%s", qtmp, qid, env->incarnation);
 }
 
 /* Run BODY through the transport, with r set to ROOT and d to DIR (shell
@@ -99,7 +103,7 @@ proc_script (berth_env *env, const char *dir, const char *body, const void *in, 
 {
   _cleanup_free_ char *script = xasprintf ("d=%s\n"
                                            "r=${d%%/*}; r=${r%%/*}\n"
-                                           "umask 077; mkdir -p \"$r\" 2>/dev/null\n"
+                                           "umask 077; [ -d \"$r\" ] || mkdir -p \"$r\" 2>/dev/null\n"
                                            "[ -d \"$r\" ] && [ ! -L \"$r\" ] && [ -O \"$r\" ] || { echo \"berth: $r is not this user's\" >&2; exit 4; }\n"
                                            ALIVE_FN "%s",
                                            dir, body);
@@ -210,7 +214,7 @@ berth_env_start_process (berth_env *env, const berth_process_spec *spec, berth_p
                                          "cat > \"$d/run.sh\" || exit 2\n"
                                          "printf '%%s' %s > \"$d/cmd\"\n"
                                          "printf '%%s\\n' %s > \"$d/token\"\n"
-                                         "date +%%s > \"$d/started\"\n"
+                                         "printf '%%(%%s)T\\n' -1 > \"$d/started\"\n"
                                          ": > \"$d/out\"; : > \"$d/state\"\n"
                                          "%s"
                                          "setsid bash -c 'bash \"$1/run.sh\" <\"$2\" >\"$1/out\" 2>\"$1/state\"; echo $? >\"$1/exit.tmp\"; mv \"$1/exit.tmp\" \"$1/exit\"; [ -f \"$1/holder\" ] && kill \"$(cat \"$1/holder\")\" 2>/dev/null' "
@@ -333,13 +337,17 @@ follow (berth_process *p, berth_error **reterr)
   _cleanup_free_ char *script = xasprintf (
     "d=%s\n"
     "[ -d \"$d\" ] || exit 3\n"
-    "n=$(wc -c < \"$d/out\"); off=0\n"
-    "if [ \"$n\" -gt %u ]; then off=$((n - %u)); printf '[berth: %%s earlier bytes of output dropped]\\n' \"$off\"; fi\n"
-    "nap () { sleep 0.1 2>/dev/null || sleep 1; }\n" ALIVE_FN
+    "off=-1; pid=; IFS= read -r pid <\"$d/pid\" 2>/dev/null\n"
+    /* short naps first: a process just started prints within milliseconds */
+    "w=0.005; nap () { sleep $w 2>/dev/null || sleep 1; case $w in 0.005) w=0.01 ;; 0.01) w=0.02 ;; 0.02) w=0.05 ;; *) w=0.1 ;; esac; }\n" ALIVE_FN
     "while :; do\n"
     "  done=0; [ -f \"$d/exit\" ] && done=1\n"
-    "  [ $done = 0 ] && ! alive \"$(cat \"$d/pid\" 2>/dev/null)\" && done=1\n"
-    "  n=$(wc -c < \"$d/out\" 2>/dev/null || echo \"$off\")\n"
+    "  [ $done = 0 ] && ! alive \"$pid\" && done=1\n"
+    "  n=$(wc -c < \"$d/out\" 2>/dev/null) || n=$off\n"
+    /* the first round: the replay starts at most 1 MiB before the end */
+    "  if [ \"$off\" -lt 0 ]; then\n"
+    "    off=0; if [ \"$n\" -gt %u ]; then off=$((n - %u)); printf '[berth: %%s earlier bytes of output dropped]\\n' \"$off\"; fi\n"
+    "  fi\n"
     "  if [ \"$n\" -gt \"$off\" ]; then tail -c +$((off + 1)) \"$d/out\" | head -c $((n - off)); off=$n; fi\n"
     "  [ $done = 1 ] && exit 0\n"
     "  nap\n"

@@ -20,29 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
+
 extern char **environ;
-
-static double
-now_us (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int
-cmp (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
-static double
-at (double *v, int n, double q)
-{
-  int i = (int) (q * (n - 1) + 0.5);
-  return v[i < 0 ? 0 : i >= n ? n - 1 : i];
-}
 
 static int
 run_peer (char **argv)

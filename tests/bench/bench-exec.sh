@@ -7,7 +7,11 @@
 #   BUILD=<this build dir> (default: $BERTH_BUILDDIR or .)  N=<commands per run> (100)
 #   ROUNDS=<alternations> (3)  BACKENDS="local bwrap docker ssh"
 # The after build runs through berth-agent (the default); BERTH_TRANSPORT=exec
-# compares exec-per-command.
+# compares exec-per-command.  WHAT=process measures a background process
+# instead (tests/bench/bench-process.c: berth_env_start_process of `echo x`
+# until its first output byte) against a user's way to start one and see
+# its output: `bash -c 'echo x'`, a fresh bwrap, `docker exec -d` then
+# `docker exec cat` until the output is there, `ssh -f` over the master.
 # Prints one line per run: build backend berth_min berth_median berth_p90
 # peer_min peer_median peer_p90 ratio_median ratio_min, then the medians of
 # the ratios per build and backend.  Needs root for docker and ssh (it
@@ -23,10 +27,13 @@ ctr=
 mpid=
 trap '[ -n "$ctr" ] && docker rm -f "$ctr" >/dev/null 2>&1; [ -n "$mpid" ] && kill "$mpid" 2>/dev/null; rm -rf "$T"' EXIT
 
-# compile DIR SRCDIR OUT: bench-exec.c against the libberth of build DIR
+WHAT=${WHAT:-exec}
+case $WHAT in exec|process) ;; *) echo "bench-exec.sh: WHAT is exec or process, not $WHAT" >&2; exit 2 ;; esac
+
+# compile DIR SRCDIR OUT: bench-$WHAT.c against the libberth of build DIR
 compile ()
 {
-  gcc -O2 -I"$2/runtime/include" -I"$2/sdk/include" -I"$1/runtime/include" "$SRC/tests/bench/bench-exec.c" \
+  gcc -O2 -I"$2/runtime/include" -I"$2/sdk/include" -I"$1/runtime/include" "$SRC/tests/bench/bench-$WHAT.c" \
     -o "$3" -L"$1/.libs" -lberth -Wl,-rpath,"$1/.libs"
 }
 builds=(after)
@@ -41,11 +48,28 @@ fi
 
 peer_of ()
 {
+  [ "$WHAT" = process ] && { process_peer_of "$1"; return; }
   case $1 in
     local) echo "bash -c true" ;;
     bwrap) echo "bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp bash -c true" ;;
     docker) echo "docker exec $ctr bash -c true" ;;
     ssh) echo "ssh -T -o ControlMaster=no -o ControlPath=$T/cm ${O[*]} $BERTH_SSHD_HOST true" ;;
+  esac
+}
+process_peer_of ()
+{
+  case $1 in
+    local) echo "bash -c echo\ x" ;;
+    bwrap) echo "bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp bash -c echo\ x" ;;
+    docker)
+      cat >"$T/docker-peer.sh" <<EOF
+docker exec -d $ctr sh -c 'echo x > /tmp/bench-peer'
+until out=\$(docker exec $ctr cat /tmp/bench-peer 2>/dev/null) && [ -n "\$out" ]; do :; done
+echo "\$out"
+docker exec $ctr rm -f /tmp/bench-peer
+EOF
+      echo "bash $T/docker-peer.sh" ;;
+    ssh) echo "ssh -f -T -o ControlMaster=no -o ControlPath=$T/cm ${O[*]} $BERTH_SSHD_HOST echo x" ;;
   esac
 }
 config_of ()
@@ -70,7 +94,9 @@ for b in $BACKENDS; do
       ssh -M -N -f -o ControlPersist=600 -o ControlPath="$T/cm" "${O[@]}" "$BERTH_SSHD_HOST"
       mpid=$(ssh -O check -o ControlPath="$T/cm" "${O[@]}" "$BERTH_SSHD_HOST" 2>&1 | sed -n 's/.*pid=\([0-9]*\).*/\1/p') ;;
   esac
-  read -ra peer <<<"$(peer_of "$b")"
+  # not -r: "echo\ x" is one word of a peer
+  # shellcheck disable=SC2162
+  read -a peer <<<"$(peer_of "$b")"
   cfg=$(config_of "$b")
   for r in $(seq "$ROUNDS"); do
     for build in "${builds[@]}"; do
