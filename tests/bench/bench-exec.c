@@ -54,63 +54,22 @@ run_berth (berth_env *env)
   return code;
 }
 
+static double
+timed_peer (char **argv)
+{
+  double t0 = now_us ();
+  return run_peer (argv) == 0 ? now_us () - t0 : -1;
+}
+
+static double
+timed_berth (berth_env *env)
+{
+  double t0 = now_us ();
+  return run_berth (env) == 0 ? now_us () - t0 : -1;
+}
+
 int
 main (int argc, char **argv)
 {
-  if (argc < 5 || strcmp (argv[3], "--") != 0)
-    {
-      fprintf (stderr, "usage: bench-exec BACKEND N -- PEER-ARGV...\n");
-      return 2;
-    }
-  const char *backend = argv[1];
-  int n = atoi (argv[2]);
-  char **peer = argv + 4;
-  berth_ctx *ctx = NULL;
-  berth_env *env = NULL;
-  berth_error *err = NULL;
-  berth_env_spec es = BERTH_ENV_SPEC_INIT;
-  char name[64];
-  if (n < 3)
-    n = 3;
-  snprintf (name, sizeof name, "bench-exec-%d", (int) getpid ());
-  es.backend = backend;
-  es.name = name;
-  if (berth_ctx_new (&ctx, &err) < 0 || berth_ctx_load_config (ctx, NULL, &err) < 0 || berth_env_open (ctx, &es, &env, &err) < 0)
-    {
-      fprintf (stderr, "bench-exec: %s: %s\n", backend, berth_error_message (err));
-      return 1;
-    }
-  double *b = calloc (n, sizeof *b), *p = calloc (n, sizeof *p);
-  int status = 0;
-  /* warm both paths once */
-  if (run_berth (env) != 0 || run_peer (peer) != 0)
-    {
-      fprintf (stderr, "bench-exec: %s: the warm-up command failed\n", backend);
-      status = 1;
-    }
-  for (int i = 0; status == 0 && i < n; i++)
-    {
-      double t0 = now_us ();
-      if (run_berth (env) != 0)
-        status = 1;
-      double t1 = now_us ();
-      if (run_peer (peer) != 0)
-        status = 1;
-      double t2 = now_us ();
-      b[i] = t1 - t0;
-      p[i] = t2 - t1;
-    }
-  berth_env_unref (env);
-  berth_env_remove (ctx, name, NULL);
-  berth_ctx_unref (ctx);
-  if (status == 0)
-    {
-      qsort (b, n, sizeof *b, cmp);
-      qsort (p, n, sizeof *p, cmp);
-      printf ("%s %.0f %.0f %.0f %.0f %.0f %.0f %.3f %.3f\n", backend, b[0], at (b, n, 0.5), at (b, n, 0.9), p[0], at (p, n, 0.5),
-              at (p, n, 0.9), at (b, n, 0.5) / at (p, n, 0.5), b[0] / p[0]);
-    }
-  free (b);
-  free (p);
-  return status;
+  return bench_main ("bench-exec", argc, argv, timed_berth, timed_peer);
 }

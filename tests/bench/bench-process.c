@@ -101,55 +101,5 @@ fail:
 int
 main (int argc, char **argv)
 {
-  if (argc < 5 || strcmp (argv[3], "--") != 0)
-    {
-      fprintf (stderr, "usage: bench-process BACKEND N -- PEER-ARGV...\n");
-      return 2;
-    }
-  const char *backend = argv[1];
-  int n = atoi (argv[2]);
-  char **peer = argv + 4;
-  berth_ctx *ctx = NULL;
-  berth_env *env = NULL;
-  berth_error *err = NULL;
-  berth_env_spec es = BERTH_ENV_SPEC_INIT;
-  char name[64];
-  if (n < 3)
-    n = 3;
-  snprintf (name, sizeof name, "bench-process-%d", (int) getpid ());
-  es.backend = backend;
-  es.name = name;
-  if (berth_ctx_new (&ctx, &err) < 0 || berth_ctx_load_config (ctx, NULL, &err) < 0 || berth_env_open (ctx, &es, &env, &err) < 0)
-    {
-      fprintf (stderr, "bench-process: %s: %s\n", backend, berth_error_message (err));
-      return 1;
-    }
-  double *b = calloc (n, sizeof *b), *p = calloc (n, sizeof *p);
-  int status = 0;
-  /* warm both paths once */
-  if (berth_first_byte (env) < 0 || peer_first_byte (peer) < 0)
-    {
-      fprintf (stderr, "bench-process: %s: the warm-up failed\n", backend);
-      status = 1;
-    }
-  for (int i = 0; status == 0 && i < n; i++)
-    {
-      b[i] = berth_first_byte (env);
-      p[i] = peer_first_byte (peer);
-      if (b[i] < 0 || p[i] < 0)
-        status = 1;
-    }
-  berth_env_unref (env);
-  berth_env_remove (ctx, name, NULL);
-  berth_ctx_unref (ctx);
-  if (status == 0)
-    {
-      qsort (b, n, sizeof *b, cmp);
-      qsort (p, n, sizeof *p, cmp);
-      printf ("%s %.0f %.0f %.0f %.0f %.0f %.0f %.3f %.3f\n", backend, b[0], at (b, n, 0.5), at (b, n, 0.9), p[0], at (p, n, 0.5),
-              at (p, n, 0.9), at (b, n, 0.5) / at (p, n, 0.5), b[0] / p[0]);
-    }
-  free (b);
-  free (p);
-  return status;
+  return bench_main ("bench-process", argc, argv, berth_first_byte, peer_first_byte);
 }
