@@ -368,6 +368,9 @@ berth_env_resolve_cwd (berth_env *env, const char *cwd)
 BERTH_EXPORT int
 berth_env_stop_idle (berth_env *env, berth_error **reterr)
 {
+  int guard_r_ = berth_scope_check (env, reterr);
+  if (guard_r_ < 0)
+    return guard_r_;
   if (env->cleaned)
     return berth_error_set (reterr, ESTALE, "environment %s was cleaned up", env->id);
   if (env->executing)

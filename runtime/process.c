@@ -171,6 +171,9 @@ process_new (berth_env *env, const char *root, const char *id)
 BERTH_EXPORT int
 berth_env_start_process (berth_env *env, const berth_process_spec *spec, berth_process **ret, berth_error **reterr)
 {
+  int guard_r_ = berth_scope_check (env, reterr);
+  if (guard_r_ < 0)
+    return guard_r_;
   BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   *ret = NULL;
   if (spec == NULL || spec->command == NULL)
@@ -248,6 +251,9 @@ berth_env_start_process (berth_env *env, const berth_process_spec *spec, berth_p
 BERTH_EXPORT int
 berth_env_attach_process (berth_env *env, const char *id, berth_process **ret, berth_error **reterr)
 {
+  int guard_r_ = berth_scope_check (env, reterr);
+  if (guard_r_ < 0)
+    return guard_r_;
   BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   *ret = NULL;
   if (!valid_id (id))
@@ -421,6 +427,9 @@ berth_process_read (berth_process *p, void *buf, size_t len, int *ret_stream, be
 BERTH_EXPORT int
 berth_process_output (berth_process *p, void **ret, size_t *ret_len, berth_error **reterr)
 {
+  int guard_r_ = berth_scope_check (p->env, reterr);
+  if (guard_r_ < 0)
+    return guard_r_;
   berth_buf out = { 0 };
   *ret = NULL;
   *ret_len = 0;
@@ -448,6 +457,9 @@ berth_process_output (berth_process *p, void **ret, size_t *ret_len, berth_error
 BERTH_EXPORT int
 berth_process_write (berth_process *p, const void *data, size_t len, berth_error **reterr)
 {
+  int guard_r_ = berth_scope_check (p->env, reterr);
+  if (guard_r_ < 0)
+    return guard_r_;
   if (p->stdin_closed)
     return berth_error_set (reterr, EPIPE, "process %s: its stdin is closed", p->id);
   int r = proc_script (p->env, p->dir, "[ -p \"$d/in\" ] || exit 3\nexec cat >> \"$d/in\"\n", data, len, true, NULL, reterr);
@@ -461,6 +473,9 @@ berth_process_write (berth_process *p, const void *data, size_t len, berth_error
 BERTH_EXPORT int
 berth_process_close_stdin (berth_process *p, berth_error **reterr)
 {
+  int guard_r_ = berth_scope_check (p->env, reterr);
+  if (guard_r_ < 0)
+    return guard_r_;
   if (p->stdin_closed)
     return 0;
   int r = proc_script (p->env, p->dir, "[ -f \"$d/holder\" ] && kill \"$(cat \"$d/holder\")\" 2>/dev/null; rm -f \"$d/holder\"\n", NULL, 0, false, NULL, reterr);
@@ -475,6 +490,9 @@ berth_process_close_stdin (berth_process *p, berth_error **reterr)
 BERTH_EXPORT int
 berth_process_poll (berth_process *p, int *ret_exit_code, const char **ret_termination, berth_error **reterr)
 {
+  int guard_r_ = berth_scope_check (p->env, reterr);
+  if (guard_r_ < 0)
+    return guard_r_;
   if (p->state == 0 && p->env->cleaned)
     {
       p->state = BERTH_PROCESS_LOST;
@@ -539,6 +557,9 @@ berth_process_poll (berth_process *p, int *ret_exit_code, const char **ret_termi
 BERTH_EXPORT int
 berth_process_stop (berth_process *p, berth_error **reterr)
 {
+  int guard_r_ = berth_scope_check (p->env, reterr);
+  if (guard_r_ < 0)
+    return guard_r_;
   BERTH_LOG_SCOPE (p->env->ctx, berth_env_backend (p->env));
   if (berth_process_poll (p, NULL, NULL, reterr) != BERTH_PROCESS_RUNNING)
     return 0;
@@ -557,6 +578,9 @@ berth_process_stop (berth_process *p, berth_error **reterr)
 BERTH_EXPORT int
 berth_env_list_processes (berth_env *env, berth_process_list_fn fn, void *userdata, berth_error **reterr)
 {
+  int guard_r_ = berth_scope_check (env, reterr);
+  if (guard_r_ < 0)
+    return guard_r_;
   BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   if (env->cleaned)
     return 0;

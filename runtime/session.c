@@ -18,6 +18,7 @@
 #include "transport.h"
 #include "output.h"
 #include "snapshot.h"
+#include "scope.h"
 #include "state.h"
 #include "wrapper.h"
 
@@ -638,6 +639,9 @@ exec_release (berth_exec *x)
 BERTH_EXPORT int
 berth_env_exec_begin (berth_env *env, const berth_exec_spec *spec, berth_exec **ret, berth_error **reterr)
 {
+  int guard_r_ = berth_scope_check (env, reterr);
+  if (guard_r_ < 0)
+    return guard_r_;
   BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   if (spec == NULL || spec->size < offsetof (berth_exec_spec, cancel_fd))
     return berth_error_set (reterr, EINVAL, "no command given");
