@@ -114,7 +114,13 @@ berth_scope_admit (const berth_env *env, berth_error **reterr)
                             "backend %s cannot serve a hosted scope (tenant %s): it does not declare serves_hosted_scopes, so its "
                             "commands would not run in a sandbox of the agent's own; use a backend that does (berth backends)",
                             name, env->owner_tenant);
-  const char *missing = p->ops->stop == NULL ? "stop (idle suspension)" : p->ops->remove == NULL ? "remove" : NULL;
+  /* the hosted interface: a transport (commands, processes, files and
+     the temp dir all ride it), stop (idle suspension) and remove
+     (cleanup) */
+  const char *missing = p->ops->start == NULL && p->ops->exec_prefix == NULL ? "an execute transport (start or exec_prefix)"
+                        : p->ops->stop == NULL                             ? "stop (idle suspension)"
+                        : p->ops->remove == NULL                           ? "remove (cleanup)"
+                                                                           : NULL;
   if (missing)
     return berth_error_set (reterr, BERTH_E_HOSTED, "backend %s declares serves_hosted_scopes but lacks %s of the hosted interface", name,
                             missing);

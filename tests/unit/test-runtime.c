@@ -622,6 +622,78 @@ test_small_allocations_abort_when_memory_runs_out (void **state)
 #endif
 }
 
+/* ---- admission under a hosted scope ---- */
+
+/* A backend that claims serves_hosted_scopes but lacks an op of the
+   hosted interface is refused before anything is made, naming it.  */
+static const berth_provider_ops hosted_nostop = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "nostop",
+  .flags = BERTH_FLAG_SERVES_HOSTED_SCOPES,
+  .ensure = nobin_ensure,
+  .remove = life_remove,
+  .exec_prefix = life_prefix,
+};
+static const berth_provider_ops hosted_noexec = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "noexec",
+  .flags = BERTH_FLAG_SERVES_HOSTED_SCOPES,
+  .ensure = nobin_ensure,
+  .stop = life_stop,
+  .remove = life_remove,
+};
+static const berth_provider_ops hosted_noremove = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "noremove",
+  .flags = BERTH_FLAG_SERVES_HOSTED_SCOPES,
+  .ensure = nobin_ensure,
+  .stop = life_stop,
+  .exec_prefix = life_prefix,
+};
+
+static void
+test_admit_wants_the_whole_hosted_interface (void **state)
+{
+  char dir[] = "/tmp/berth-test-admit-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char *old = getenv ("XDG_STATE_HOME") ? strdup (getenv ("XDG_STATE_HOME")) : NULL;
+  setenv ("XDG_STATE_HOME", dir, 1);
+  berth_ctx *ctx = NULL;
+  assert_int_equal (berth_ctx_new (&ctx, NULL), 0);
+  assert_int_equal (berth_ctx_register (ctx, &hosted_nostop, "test", NULL, false, NULL), 0);
+  assert_int_equal (berth_ctx_register (ctx, &hosted_noexec, "test", NULL, false, NULL), 0);
+  assert_int_equal (berth_ctx_register (ctx, &hosted_noremove, "test", NULL, false, NULL), 0);
+  assert_int_equal (berth_ctx_set_scope (ctx, "acme", "agent-a", NULL), 0);
+  const char *names[] = { "nostop", "noexec", "noremove" }, *missing[] = { "stop", "start or exec_prefix", "remove" };
+  for (int i = 0; i < 3; i++)
+    {
+      berth_env_spec es = BERTH_ENV_SPEC_INIT;
+      berth_env *env = NULL;
+      berth_error *err = NULL;
+      es.backend = names[i];
+      int r = berth_env_open (ctx, &es, &env, &err);
+      if (r != -BERTH_E_HOSTED || strstr (berth_error_message (err), missing[i]) == NULL)
+        fail_msg ("%s: %d %s (wanted BERTH_E_HOSTED naming %s)", names[i], r, err ? berth_error_message (err) : "", missing[i]);
+      berth_error_free (err);
+      assert_null (env);
+    }
+  /* nothing was made: no state directory for the sandbox */
+  char *envs = NULL, *cmd = NULL;
+  assert_true (asprintf (&envs, "%s/berth/envs", dir) > 0);
+  struct stat st;
+  assert_true (stat (envs, &st) < 0 || st.st_nlink == 2);
+  berth_ctx_unref (ctx);
+  if (old)
+    setenv ("XDG_STATE_HOME", old, 1);
+  else
+    unsetenv ("XDG_STATE_HOME");
+  free (old);
+  assert_true (asprintf (&cmd, "rm -rf %s", dir) > 0);
+  assert_int_equal (system (cmd), 0);
+  free (cmd);
+  free (envs);
+}
+
 int
 main (void)
 {
@@ -642,6 +714,7 @@ main (void)
     cmocka_unit_test (test_lifecycle_order_and_data_block),
     cmocka_unit_test (test_exec_holds_env_holds_ctx),
     cmocka_unit_test_setup_teardown (test_files_host_and_transport, setup, teardown),
+    cmocka_unit_test (test_admit_wants_the_whole_hosted_interface),
   };
   /* The environments of these tests live in a home of their own (the
      build may run in a jail whose real home is read-only).  */
