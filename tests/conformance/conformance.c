@@ -21,6 +21,7 @@
    Prints TAP.  */
 #include <berth/berth.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -104,6 +105,33 @@ run (berth_env *env, const char *command, int *ret_code, berth_result **ret_resu
   return out;
 }
 
+/* How many environments the state directory records (berth's
+   $XDG_STATE_HOME/berth/envs).  */
+static int
+count_state_dirs (void)
+{
+  char dir[4096];
+  const char *st = getenv ("XDG_STATE_HOME");
+  if (st && *st)
+    snprintf (dir, sizeof dir, "%s/berth/envs", st);
+  else
+    snprintf (dir, sizeof dir, "%s/.local/state/berth/envs", getenv ("HOME") ? getenv ("HOME") : "/");
+  DIR *d = opendir (dir);
+  int n = 0;
+  for (struct dirent *de; d && (de = readdir (d));)
+    n += de->d_name[0] != '.';
+  if (d)
+    closedir (d);
+  return n;
+}
+
+static void
+count_one (void *userdata, const char *id, const char *command, int64_t started, int state, int exit_code, const char *how)
+{
+  (void) id, (void) command, (void) started, (void) state, (void) exit_code, (void) how;
+  (*(int *) userdata)++;
+}
+
 static bool
 host_exists (const char *path)
 {
@@ -141,6 +169,7 @@ main (int argc, char **argv)
 
   /* ---- admission ---- */
   scope ("acme", "agent-a");
+  int n_before = count_state_dirs ();
   berth_env *a = open_env (NULL, &err);
   if (a == NULL)
     {
@@ -148,6 +177,8 @@ main (int argc, char **argv)
       ok (refused, "%s: refused under a hosted scope, before anything is made (BERTH_E_HOSTED): %s", backend, berth_error_message (err));
       berth_error_free (err);
       err = NULL;
+      int n_after = count_state_dirs ();
+      ok (n_after == n_before, "%s: … and nothing was made for it (%d state directories before, %d after)", backend, n_before, n_after);
       scope (NULL, NULL);
       ok (!host_exists ("/nonexistent") , "%s: the other checks apply to backends that serve hosted scopes only", backend);
       unlink (planted);
@@ -261,6 +292,33 @@ main (int argc, char **argv)
   err = berth_error_free (err);
   ok (pa && berth_process_poll (pa, NULL, NULL, &err) == -BERTH_E_SCOPE, "processes: A's process handle is refused to B");
   err = berth_error_free (err);
+  /* whatever the handle cached: an ended process (its final state known),
+     its stdin closed */
+  scope ("acme", "agent-a");
+  berth_process *done = NULL;
+  ps.command = "true";
+  ps.has_stdin = true;
+  r = berth_env_start_process (a, &ps, &done, NULL);
+  ps.has_stdin = false;
+  for (int i = 0; done && i < 200 && berth_process_poll (done, NULL, NULL, NULL) == BERTH_PROCESS_RUNNING; i++)
+    usleep (50000);
+  ok (done && berth_process_poll (done, NULL, NULL, NULL) == BERTH_PROCESS_EXITED && berth_process_close_stdin (done, NULL) == 0,
+      "processes: A's short process ended, its stdin closed");
+  const char *other[2][2] = { { "acme", "agent-b" }, { NULL, NULL } };
+  for (int i = 0; i < 2; i++)
+    {
+      const char *under = other[i][0] ? "under B" : "under no scope";
+      scope (other[i][0], other[i][1]);
+      int nl = 0;
+      ok (done && berth_process_poll (done, NULL, NULL, NULL) == -BERTH_E_SCOPE, "handles: poll of A's ended process %s: BERTH_E_SCOPE", under);
+      ok (done && berth_process_stop (done, NULL) == -BERTH_E_SCOPE, "handles: … stop %s", under);
+      ok (done && berth_process_write (done, "x", 1, NULL) == -BERTH_E_SCOPE, "handles: … write %s", under);
+      ok (done && berth_process_close_stdin (done, NULL) == -BERTH_E_SCOPE, "handles: … close_stdin %s", under);
+      ok (berth_env_list_processes (a, count_one, &nl, NULL) == -BERTH_E_SCOPE && nl == 0, "handles: … list_processes %s", under);
+      ok (berth_env_stop_idle (a, NULL) == -BERTH_E_SCOPE, "handles: … stop_idle %s", under);
+    }
+  berth_process_unref (done);
+  scope ("acme", "agent-b");
 
   /* ---- idle ---- */
   scope (NULL, NULL);
