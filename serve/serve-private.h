@@ -64,6 +64,9 @@ typedef struct server
   const char *socket_path;
   unsigned long next_handle;
   bool stop;
+  /* berth serve --tenant T --agent A: every environment opened here is
+     that scope's (an open without one gets it, another is refused) */
+  const char *tenant, *agent;
 } server;
 
 typedef struct req

@@ -474,6 +474,17 @@ m_open (req *r)
       tenant = t && t->type == JV_STRING ? t->str : NULL;
       agent = a && a->type == JV_STRING ? a->str : NULL;
     }
+  if (r->s->tenant && !scope && !tenant && !agent)
+    {
+      tenant = r->s->tenant;
+      agent = r->s->agent;
+    }
+  else if (r->s->tenant && (!tenant || !agent || strcmp (tenant, r->s->tenant) != 0 || strcmp (agent, r->s->agent) != 0))
+    {
+      reply_error (r->c, r->id, "scope", "open: this server serves scope %s/%s only (berth --tenant %s --agent %s serve), not %s/%s", r->s->tenant,
+                   r->s->agent, r->s->tenant, r->s->agent, tenant ? tenant : "(none)", agent ? agent : "(none)");
+      return;
+    }
   if (r->c->n_envs >= SERVE_MAX_ENVS)
     {
       reply_error (r->c, r->id, "busy", "open: this client has %d environments open already; clean some up first", SERVE_MAX_ENVS);
@@ -1272,9 +1283,9 @@ serve_loop (server *s)
    list after each change, so the order above always matches.  */
 
 static int
-serve_main (berth_ctx *ctx, const char *socket_path)
+serve_main (berth_ctx *ctx, const cli_opts *o, const char *socket_path)
 {
-  server s = { .ctx = ctx, .listen_fd = -1, .socket_path = socket_path };
+  server s = { .ctx = ctx, .listen_fd = -1, .socket_path = socket_path, .tenant = o->tenant, .agent = o->agent };
   struct rlimit rl;
   /* each running execute holds a few fds: allow what the hard limit does */
   if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
@@ -1329,7 +1340,7 @@ cmd_serve (const cli_opts *o, int argc, char **argv)
   berth_ctx *ctx = cli_ctx (o);
   if (ctx == NULL)
     return EXIT_BERTH;
-  int r = serve_main (ctx, path);
+  int r = serve_main (ctx, o, path);
   berth_ctx_unref (ctx);
   return r;
 }

@@ -319,6 +319,21 @@ kill -TERM "$spid"
 wait "$spid"
 is "$?" 0 "--socket: SIGTERM ends the server (0)"
 check "… and removes the socket" test ! -e "$TEST_TMP/sd/sock"
+# --tenant/--agent: the server's scope is every open's
+if command -v python3 >/dev/null; then
+  "$BERTH" --tenant local --agent sa1 serve --socket "$TEST_TMP/sd/scoped" 2>"$TEST_TMP/scoped.err" &
+  spid=$!
+  for _ in $(seq 100); do [ -S "$TEST_TMP/sd/scoped" ] && break; sleep 0.05; done
+  reply=$(sockclient "$TEST_TMP/sd/scoped" '{"id":1,"method":"open","params":{"backend":"local"}}')
+  is "$(r '.result.scope | [.tenant, .agent] | join(" ")')" "local sa1" "serve --tenant --agent: an open without a scope gets the server's"
+  reply=$(sockclient "$TEST_TMP/sd/scoped" '{"id":2,"method":"open","params":{"backend":"local","scope":{"tenant":"local","agent":"sa2"}}}')
+  is "$(r '.error.code')" scope "… an open under another scope is refused (scope)"
+  like "$(r '.error.message')" "*local/sa1*" "… naming the server's scope"
+  reply=$(sockclient "$TEST_TMP/sd/scoped" '{"id":3,"method":"open","params":{"backend":"local","scope":{"tenant":"local","agent":"sa1"}}}')
+  is "$(r '.result.scope.agent')" sa1 "… the same scope is accepted"
+  kill -TERM "$spid"
+  wait "$spid"
+fi
 "$BERTH" serve --help >"$TEST_TMP/help" 2>&1
 is "$?" 0 "berth serve --help exits 0"
 like "$(cat "$TEST_TMP/help")" "Usage: berth serve [--socket PATH]*berth-serve(7)*" "… with its usage"
