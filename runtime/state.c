@@ -511,17 +511,34 @@ gc_throwaway (berth_ctx *ctx, const char *id, const char *backend, const char *r
 }
 
 /* The orphaned command of named environment NAME: killed where it runs,
-   the environment kept.  */
+   the environment kept.  Under the scope that created it (META's, as the
+   reaper does), the caller's restored after; the handle is made as for
+   a removal (the name kept, whatever the scope would call its sandbox)
+   and ensured.  */
+static int gc_orphan_kill (berth_env *env, const char *job, berth_error **reterr);
+
 static int
-gc_orphan (berth_ctx *ctx, const char *name, const char *job, berth_error **reterr)
+gc_orphan (berth_ctx *ctx, const char *name, const char *meta, const char *job, berth_error **reterr)
 {
   berth_env_spec spec = BERTH_ENV_SPEC_INIT;
   berth_env *env = NULL;
   int r;
+  _cleanup_free_ char *tenant = xstrdup (ctx->scope_tenant), *agent = xstrdup (ctx->scope_agent);
+  _cleanup_free_ char *owner_tenant = berth_meta_get (meta, "tenant"), *owner_agent = berth_meta_get (meta, "agent");
+  berth_ctx_set_scope (ctx, owner_tenant, owner_agent, NULL);
   spec.name = name;
-  if ((r = berth_env_open (ctx, &spec, &env, reterr)) < 0)
-    return r;
-  BERTH_LOG_SCOPE (ctx, berth_env_backend (env));
+  r = berth_env_new (ctx, &spec, true, NULL, &env, reterr);
+  if (r >= 0)
+    r = gc_orphan_kill (env, job, reterr);
+  berth_ctx_set_scope (ctx, tenant, agent, NULL);
+  return r;
+}
+
+static int
+gc_orphan_kill (berth_env *env, const char *job, berth_error **reterr)
+{
+  int r;
+  BERTH_LOG_SCOPE (env->ctx, berth_env_backend (env));
   if ((r = berth_env_lock (env, reterr)) >= 0)
     {
       _cleanup_free_ char *mp = berth_strdup_printf ("%s/running", env->state_dir);
@@ -531,13 +548,16 @@ gc_orphan (berth_ctx *ctx, const char *name, const char *job, berth_error **rete
       if (mp && berth_read_file (mp, 1 << 16, &again, NULL) == 0 && !owner_alive (again, &pid) && (job2 = berth_meta_get (again, "job"))
           && strcmp (job2, job) == 0)
         {
-          r = kill_job (env, job, reterr);
+          r = berth_provider_call_ensure (env, reterr);
+          if (r >= 0)
+            r = kill_job (env, job, reterr);
           if (r >= 0)
             unlink (mp);
         }
       berth_env_unlock (env);
     }
-  berth_env_unref (env);
+  env->cleaned = true; /* nothing of it ends with this handle */
+  berth_env_free (env);
   return r;
 }
 
@@ -575,7 +595,7 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
                 continue;
               backend = berth_meta_get (meta, "backend");
               detail = berth_strdup_printf ("its berth (pid %d) is gone: its command (job %s) is killed where it runs", (int) pid, job);
-              if (!dry_run && (r = gc_orphan (ctx, de->d_name, job, &err)) < 0)
+              if (!dry_run && (r = gc_orphan (ctx, de->d_name, meta, job, &err)) < 0)
                 berth_ctx_log (ctx, BERTH_LOG_WARNING, "gc", "environment %s: %s", de->d_name, berth_error_message (err));
               else if (fn)
                 fn (userdata, de->d_name, backend ? backend : "?", "orphaned_command", detail);

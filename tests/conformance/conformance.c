@@ -107,15 +107,21 @@ run (berth_env *env, const char *command, int *ret_code, berth_result **ret_resu
 
 /* How many environments the state directory records (berth's
    $XDG_STATE_HOME/berth/envs).  */
+static void
+envs_dir (char *dir, size_t size)
+{
+  const char *st = getenv ("XDG_STATE_HOME");
+  if (st && *st)
+    snprintf (dir, size, "%s/berth/envs", st);
+  else
+    snprintf (dir, size, "%s/.local/state/berth/envs", getenv ("HOME") ? getenv ("HOME") : "/");
+}
+
 static int
 count_state_dirs (void)
 {
   char dir[4096];
-  const char *st = getenv ("XDG_STATE_HOME");
-  if (st && *st)
-    snprintf (dir, sizeof dir, "%s/berth/envs", st);
-  else
-    snprintf (dir, sizeof dir, "%s/.local/state/berth/envs", getenv ("HOME") ? getenv ("HOME") : "/");
+  envs_dir (dir, sizeof dir);
   DIR *d = opendir (dir);
   int n = 0;
   for (struct dirent *de; d && (de = readdir (d));)
@@ -130,6 +136,15 @@ count_one (void *userdata, const char *id, const char *command, int64_t started,
 {
   (void) id, (void) command, (void) started, (void) state, (void) exit_code, (void) how;
   (*(int *) userdata)++;
+}
+
+static void
+gc_seen (void *userdata, const char *env, const char *be, const char *reason, const char *detail)
+{
+  (void) be, (void) detail;
+  const char **want = userdata;
+  if (strcmp (env, want[0]) == 0 && strcmp (reason, "orphaned_command") == 0)
+    want[1] = "seen";
 }
 
 static bool
@@ -341,6 +356,27 @@ main (int argc, char **argv)
       res && berth_result_environment_recreated (res) ? ", recreated" : "");
   free (out);
   berth_result_free (res);
+
+  /* ---- gc: a command of A's whose berth was killed ---- */
+  {
+    /* the record a killed berth leaves: a pid that no longer runs */
+    char ed[4096], rec[4200];
+    envs_dir (ed, sizeof ed);
+    snprintf (rec, sizeof rec, "%s/%s/running", ed, a_name);
+    FILE *rf = fopen (rec, "we");
+    if (rf)
+      {
+        fputs ("pid=999999999\nstart=1\nbackend=docker\njob=00000000000000000000000000000000\n", rf);
+        fclose (rf);
+      }
+    const char *want[2] = { a_name, NULL };
+    scope (NULL, NULL);
+    berth_gc_envs (ctx, false, gc_seen, want, &err);
+    err = berth_error_free (err);
+    ok (rf && want[1] && !host_exists (rec), "gc: an orphaned command of A's sandbox is handled under its owner's scope (the reaper has none)");
+    unlink (rec);
+    scope ("acme", "agent-a");
+  }
 
   /* ---- spill ---- */
   res = NULL;
