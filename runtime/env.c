@@ -106,10 +106,21 @@ berth_env_new (berth_ctx *ctx, const berth_env_spec *spec, bool for_remove, cons
   env->lock_fd = -1;
   /* Under a hosted scope the sandbox is the agent's, whatever name was
      asked for: one per (tenant, agent), or one per session where
-     non-persistent containers are configured.  berth rm names it.  */
+     non-persistent containers are configured on a backend that declares
+     session_isolated_when_nonpersistent (one resumed by name: two
+     ephemeral runs would attach one sandbox otherwise); a backend without
+     the flag keeps the agent's.  berth rm names it.  */
   _cleanup_free_ char *sandbox = berth_ctx_is_hosted (ctx) ? berth_scope_sandbox_name (ctx->scope_tenant, ctx->scope_agent) : NULL;
   if (sandbox && !(for_remove && name))
-    name = berth_config_bool (ctx->config, "terminal.container_persistent", true) || for_remove ? sandbox : NULL;
+    {
+      bool per_session = !for_remove && !berth_config_bool (ctx->config, "terminal.container_persistent", true);
+      if (per_session)
+        {
+          berth_provider *bp = berth_ctx_find_provider (ctx, backend ? backend : berth_config_string (ctx->config, "terminal.backend", "local"));
+          per_session = bp == NULL || berth_provider_flag (bp, BERTH_FLAG_SESSION_ISOLATED_WHEN_NONPERSISTENT);
+        }
+      name = per_session ? NULL : sandbox;
+    }
   env->owner_tenant = xstrdup (ctx->scope_tenant);
   env->owner_agent = xstrdup (ctx->scope_agent);
   if (name && !berth_env_name_is_valid (name))

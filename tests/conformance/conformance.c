@@ -391,6 +391,42 @@ main (int argc, char **argv)
   free (out);
   berth_result_free (res);
 
+  /* ---- sessions: non-persistent sandboxes of a backend resumed by name ---- */
+  berth_provider *bp = berth_ctx_find_provider (ctx, backend);
+  if (bp && berth_provider_flag (bp, BERTH_FLAG_SESSION_ISOLATED_WHEN_NONPERSISTENT))
+    {
+      char yaml[128];
+      snprintf (yaml, sizeof yaml, "/tmp/berth-conformance-np-%s.yaml", tag);
+      FILE *yf = fopen (yaml, "we");
+      berth_ctx *np = NULL;
+      berth_env *e1 = NULL, *e2 = NULL;
+      if (yf)
+        {
+          fputs ("terminal:\n  container_persistent: false\n", yf);
+          fclose (yf);
+        }
+      if (berth_ctx_new (&np, NULL) == 0 && berth_ctx_load_config (np, yaml, NULL) == 0 && berth_ctx_set_scope (np, "acme", "agent-a", NULL) == 0)
+        {
+          berth_env_spec es = BERTH_ENV_SPEC_INIT;
+          es.backend = backend;
+          es.image = image;
+          berth_env_open (np, &es, &e1, NULL);
+          berth_env_open (np, &es, &e2, NULL);
+        }
+      out = e1 ? run (e1, "echo one > session-file; cat session-file", &code, NULL, 0) : NULL;
+      char *out2 = e2 ? run (e2, "cat session-file 2>/dev/null || echo absent; cat a-file 2>/dev/null || echo no-a-file", &code, NULL, 0) : NULL;
+      ok (e1 && e2 && berth_env_name (e1) == NULL && berth_env_name (e2) == NULL && out && strcmp (out, "one\n") == 0 && out2
+            && strcmp (out2, "absent\nno-a-file\n") == 0,
+          "sessions: with container_persistent false two ephemeral runs of A never attach one sandbox (nor the persistent one) (%s)",
+          out2 ? out2 : "not opened");
+      free (out);
+      free (out2);
+      berth_env_unref (e1);
+      berth_env_unref (e2);
+      berth_ctx_unref (np);
+      unlink (yaml);
+    }
+
   /* clean up: each sandbox under its own scope */
   berth_env_unref (a);
   berth_env_unref (b);

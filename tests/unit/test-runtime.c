@@ -624,6 +624,12 @@ test_small_allocations_abort_when_memory_runs_out (void **state)
 
 /* ---- admission under a hosted scope ---- */
 
+static int
+nop_op (berth_env *env, berth_error **reterr)
+{
+  return 0;
+}
+
 /* A backend that claims serves_hosted_scopes but lacks an op of the
    hosted interface is refused before anything is made, naming it.  */
 static const berth_provider_ops hosted_nostop = {
@@ -631,7 +637,7 @@ static const berth_provider_ops hosted_nostop = {
   .name = "nostop",
   .flags = BERTH_FLAG_SERVES_HOSTED_SCOPES,
   .ensure = nobin_ensure,
-  .remove = life_remove,
+  .remove = nop_op,
   .exec_prefix = life_prefix,
 };
 static const berth_provider_ops hosted_noexec = {
@@ -639,15 +645,15 @@ static const berth_provider_ops hosted_noexec = {
   .name = "noexec",
   .flags = BERTH_FLAG_SERVES_HOSTED_SCOPES,
   .ensure = nobin_ensure,
-  .stop = life_stop,
-  .remove = life_remove,
+  .stop = nop_op,
+  .remove = nop_op,
 };
 static const berth_provider_ops hosted_noremove = {
   BERTH_PROVIDER_OPS_INIT,
   .name = "noremove",
   .flags = BERTH_FLAG_SERVES_HOSTED_SCOPES,
   .ensure = nobin_ensure,
-  .stop = life_stop,
+  .stop = nop_op,
   .exec_prefix = life_prefix,
 };
 
@@ -694,6 +700,76 @@ test_admit_wants_the_whole_hosted_interface (void **state)
   free (envs);
 }
 
+/* Under a hosted scope with terminal.container_persistent: false, a
+   backend declaring session_isolated_when_nonpersistent gives each
+   session its own sandbox; one without keeps the agent's (by identity).  */
+static const berth_provider_ops hosted_shared = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "sharedbox",
+  .flags = BERTH_FLAG_SERVES_HOSTED_SCOPES,
+  .ensure = nobin_ensure,
+  .stop = nop_op,
+  .remove = nop_op,
+  .exec_prefix = life_prefix,
+};
+static const berth_provider_ops hosted_isolated = {
+  BERTH_PROVIDER_OPS_INIT,
+  .name = "isobox",
+  .flags = BERTH_FLAG_SERVES_HOSTED_SCOPES | BERTH_FLAG_SESSION_ISOLATED_WHEN_NONPERSISTENT,
+  .ensure = nobin_ensure,
+  .stop = nop_op,
+  .remove = nop_op,
+  .exec_prefix = life_prefix,
+};
+
+static void
+test_nonpersistent_hosted_follows_the_flag (void **state)
+{
+  char dir[] = "/tmp/berth-test-iso-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char *old = getenv ("XDG_STATE_HOME") ? strdup (getenv ("XDG_STATE_HOME")) : NULL;
+  setenv ("XDG_STATE_HOME", dir, 1);
+  char *yaml = NULL, *cmd = NULL;
+  assert_true (asprintf (&yaml, "%s/np.yaml", dir) > 0);
+  FILE *f = fopen (yaml, "w");
+  assert_non_null (f);
+  fputs ("terminal:\n  container_persistent: false\n", f);
+  fclose (f);
+  berth_ctx *ctx = NULL;
+  berth_error *err = NULL;
+  assert_int_equal (berth_ctx_new (&ctx, NULL), 0);
+  if (berth_ctx_load_config (ctx, yaml, &err) < 0)
+    fail_msg ("config: %s", berth_error_message (err));
+  assert_int_equal (berth_ctx_register (ctx, &hosted_shared, "test", NULL, false, NULL), 0);
+  assert_int_equal (berth_ctx_register (ctx, &hosted_isolated, "test", NULL, false, NULL), 0);
+  assert_int_equal (berth_ctx_set_scope (ctx, "acme", "agent-a", NULL), 0);
+  berth_env_spec es = BERTH_ENV_SPEC_INIT;
+  berth_env *e1 = NULL, *e2 = NULL;
+  es.backend = "isobox";
+  assert_int_equal (berth_env_open (ctx, &es, &e1, NULL), 0);
+  assert_int_equal (berth_env_open (ctx, &es, &e2, NULL), 0);
+  assert_null (berth_env_name (e1));
+  assert_string_not_equal (berth_env_id (e1), berth_env_id (e2));
+  berth_env_unref (e1);
+  berth_env_unref (e2);
+  es.backend = "sharedbox";
+  if (berth_env_open (ctx, &es, &e1, &err) < 0)
+    fail_msg ("open sharedbox: %s", berth_error_message (err));
+  assert_non_null (berth_env_name (e1));
+  assert_int_equal (strncmp (berth_env_name (e1), "h-", 2), 0);
+  berth_env_unref (e1);
+  berth_ctx_unref (ctx);
+  if (old)
+    setenv ("XDG_STATE_HOME", old, 1);
+  else
+    unsetenv ("XDG_STATE_HOME");
+  free (old);
+  assert_true (asprintf (&cmd, "rm -rf %s", dir) > 0);
+  assert_int_equal (system (cmd), 0);
+  free (cmd);
+  free (yaml);
+}
+
 int
 main (void)
 {
@@ -715,6 +791,7 @@ main (void)
     cmocka_unit_test (test_exec_holds_env_holds_ctx),
     cmocka_unit_test_setup_teardown (test_files_host_and_transport, setup, teardown),
     cmocka_unit_test (test_admit_wants_the_whole_hosted_interface),
+    cmocka_unit_test (test_nonpersistent_hosted_follows_the_flag),
   };
   /* The environments of these tests live in a home of their own (the
      build may run in a jail whose real home is read-only).  */
