@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -174,6 +175,18 @@ static void
 spill_open (berth_output *o)
 {
   char hex[17];
+  if (o->spill_memory)
+    {
+      /* anonymous memory, bounded by the spill cap: no host path */
+      if (berth_random_hex (hex, 8) < 0)
+        return;
+      o->spill_fd = memfd_create ("berth-spill", MFD_CLOEXEC);
+      if (o->spill_fd < 0)
+        o->error = -errno;
+      else
+        o->spill_path = berth_strdup_printf ("out-%s.log", hex);
+      return;
+    }
   if (o->spill_dir == NULL || berth_mkdir_p (o->spill_dir, 0700) < 0 || berth_random_hex (hex, 8) < 0)
     return;
   o->spill_path = berth_strdup_printf ("%s/out-%s.log", o->spill_dir, hex);
@@ -357,7 +370,7 @@ berth_output_finish_note (berth_output *o, const char *note, size_t *ret_len)
       add_valid (o, replacement, 3);
     }
   char *s = render (o, note, ret_len);
-  if (o->spill_fd >= 0)
+  if (o->spill_fd >= 0 && !o->spill_memory)
     {
       close (o->spill_fd);
       o->spill_fd = -1;

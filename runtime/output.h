@@ -26,6 +26,8 @@ typedef struct berth_output
   char pend[4]; /* an incomplete UTF-8 sequence carried to the next chunk */
   size_t npend;
   int spill_fd;
+  bool spill_memory; /* spill to a memfd, not a file (a hosted scope): spill_path
+                        is then only its name, spill_fd stays open until free */
   char *spill_dir; /* where spill files go */
   char *spill_path;
   uint64_t spilled;

@@ -125,31 +125,31 @@ fail_with_output (exec_run *run, int r, berth_error **reterr)
 
 
 /* Under a hosted scope an oversized result is the sandbox's: the spill
-   file moves into its temp directory (the host's copy goes) and the
-   result names that path.  Returns the path to report (HOST freed), or
-   NULL when it could not be moved (then nothing of it is kept).  */
+   (a memfd, never a host path: see berth_output's spill_memory) is
+   written into its temp directory and the result names that path.
+   Returns the path to report, or NULL when it could not be written
+   (then nothing of it is kept).  */
 static char *
-spill_into_sandbox (berth_env *env, char *host)
+spill_into_sandbox (berth_env *env, int fd, const char *base)
 {
   _cleanup_free_ char *tmp = NULL;
-  void *data = NULL;
-  size_t len = 0;
+  berth_buf data = { 0 };
   char *in_sandbox = NULL;
   berth_error *err = NULL;
-  int fd = open (host, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  struct stat st;
-  if (fd >= 0 && fstat (fd, &st) == 0 && (data = malloc ((size_t) st.st_size + 1)) != NULL)
+  char chunk[65536];
+  ssize_t n;
+  bool read_ok = fd >= 0 && lseek (fd, 0, SEEK_SET) == 0;
+  while (read_ok && (n = read (fd, chunk, sizeof chunk)) != 0)
     {
-      ssize_t n = read (fd, data, (size_t) st.st_size);
-      len = n > 0 ? (size_t) n : 0;
+      if (n < 0)
+        read_ok = errno == EINTR;
+      else
+        berth_buf_append (&data, chunk, (size_t) n);
     }
-  if (fd >= 0)
-    close (fd);
-  const char *base = strrchr (host, '/') ? strrchr (host, '/') + 1 : host;
-  if (data && berth_env_temp_dir (env, &tmp, &err) >= 0)
+  if (read_ok && berth_env_temp_dir (env, &tmp, &err) >= 0)
     {
       in_sandbox = xasprintf ("%s/berth-output/%s", tmp, base);
-      if (berth_env_write_file (env, in_sandbox, data, len, 0600, &err) < 0)
+      if (berth_env_write_file (env, in_sandbox, data.data ? data.data : "", data.len, 0600, &err) < 0)
         {
           free (in_sandbox);
           in_sandbox = NULL;
@@ -157,11 +157,9 @@ spill_into_sandbox (berth_env *env, char *host)
     }
   if (in_sandbox == NULL)
     berth_ctx_log (env->ctx, BERTH_LOG_WARNING, "session", "the full output could not be kept in the sandbox: %s",
-                   err ? berth_error_message (err) : "cannot read the spill file");
+                   err ? berth_error_message (err) : "cannot read the spill");
   berth_error_free (err);
-  unlink (host);
-  free (host);
-  free (data);
+  berth_buf_free (&data);
   return in_sandbox;
 }
 
@@ -268,6 +266,7 @@ begin_locked (berth_exec *x, const berth_exec_spec *spec, berth_error **reterr)
     return r;
   x->started = true;
   berth_output_init (&x->run.out, max, env->spill_dir);
+  x->run.out.spill_memory = berth_env_is_hosted (env);
   berth_feed_init (&x->feed, x->in.data, x->in.len, stdin_fd);
 
   /* One fd for the caller to poll: the transport's output, the cancel
@@ -559,8 +558,12 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
   res->truncated = x->run.out.overflow;
   res->total_bytes = x->run.out.total_bytes;
   res->full_output_path = x->run.out.overflow && x->run.out.spill_path ? strdup (x->run.out.spill_path) : NULL;
-  if (res->full_output_path && berth_env_is_hosted (env))
-    res->full_output_path = spill_into_sandbox (env, res->full_output_path);
+  if (res->full_output_path && x->run.out.spill_memory)
+    {
+      char *name = res->full_output_path;
+      res->full_output_path = spill_into_sandbox (env, x->run.out.spill_fd, name);
+      free (name);
+    }
   res->timed_out = x->killed && !x->run.cancelled;
   res->interrupted = x->killed && x->run.cancelled;
   if (x->killed)

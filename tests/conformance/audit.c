@@ -2,12 +2,14 @@
 /* audit.c: an LD_PRELOAD library for the conformance suite.  While
    berth_audit_active is set (by the program under test), every host
    open/stat/readlink/realpath/access of a path containing
-   $BERTH_AUDIT_MATCH is appended to $BERTH_AUDIT_LOG: a file operation
-   under a hosted scope must leave none.  */
+   $BERTH_AUDIT_MATCH (one or more strings separated by '|') is appended
+   to $BERTH_AUDIT_LOG: a file operation under a hosted scope must leave
+   none.  */
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,21 @@ static void
 note (const char *call, const char *path)
 {
   const char *match = getenv ("BERTH_AUDIT_MATCH"), *log = getenv ("BERTH_AUDIT_LOG");
-  if (!berth_audit_active || path == NULL || match == NULL || log == NULL || strstr (path, match) == NULL)
+  if (!berth_audit_active || path == NULL || match == NULL || log == NULL)
+    return;
+  bool hit = false;
+  for (const char *m = match; *m && !hit;)
+    {
+      size_t n = strcspn (m, "|");
+      if (n > 0)
+        {
+          char one[256];
+          snprintf (one, sizeof one, "%.*s", (int) (n < sizeof one ? n : sizeof one - 1), m);
+          hit = strstr (path, one) != NULL;
+        }
+      m += n + (m[n] == '|');
+    }
+  if (!hit)
     return;
   int (*real_open) (const char *, int, ...) = (int (*) (const char *, int, ...)) dlsym (RTLD_NEXT, "open");
   int fd = real_open (log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);

@@ -380,7 +380,14 @@ main (int argc, char **argv)
 
   /* ---- spill ---- */
   res = NULL;
+  struct stat lst;
+  off_t log_before = log && stat (log, &lst) == 0 ? lst.st_size : 0;
+  audit (1);
   out = run (a, "head -c 300000 /dev/zero | tr '\\0' x", &code, &res, 1000);
+  audit (0);
+  off_t log_after = log && stat (log, &lst) == 0 ? lst.st_size : 0;
+  ok (&berth_audit_active && log && log_after == log_before, "spill: the oversized result never opens a host file (the audit saw %lld bytes of accesses)",
+      (long long) (log_after - log_before));
   const char *full = res ? berth_result_full_output_path (res) : NULL;
   ok (res && berth_result_truncated (res) && full, "spill: an oversized result is truncated and kept (%s)", full ? full : "no path");
   ok (full && !host_exists (full), "spill: … not on the host");
