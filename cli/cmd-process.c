@@ -279,6 +279,16 @@ follow_command (const cli_opts *o, int argc, char **argv, bool attach)
     return exit_code;
   if ((exit_code = open_call (o, &po, &c)) != 0)
     return close_call (&c, exit_code);
+  if (attach && berth_process_poll (c.proc, NULL, NULL, NULL) == BERTH_PROCESS_LOST)
+    {
+      /* nothing to attach to: why, from its output */
+      berth_error *err = NULL;
+      void *data = NULL;
+      size_t len = 0;
+      if (berth_process_output (c.proc, &data, &len, &err) < 0)
+        return close_call (&c, cli_fail_err (err));
+      free (data);
+    }
   if (!attach && !po.follow)
     {
       berth_error *err = NULL;

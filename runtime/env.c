@@ -458,6 +458,7 @@ int
 berth_env_discard (berth_env *env, bool forget_anyway, berth_error **reterr)
 {
   stop_recorded_processes (env);
+  berth_env_tombstone_processes (env);
   int r = berth_provider_call_remove (env, reterr);
   env->cleaned = true;
   if (r >= 0 || forget_anyway)

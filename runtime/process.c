@@ -30,7 +30,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "berth-private.h"
@@ -66,6 +68,7 @@ struct berth_process
   int state;         /* BERTH_PROCESS_* once known to be final, else 0 */
   int exit_code;
   const char *termination;
+  bool removed; /* lost with its environment's removal (a tombstone says so) */
 };
 
 static bool
@@ -154,6 +157,98 @@ record_read (const berth_env *env, const char *id, int64_t *ret_started, char **
   if (ret_command)
     *ret_command = xstrdup (tab ? tab + 1 : "");
   return true;
+}
+
+/* ---- tombstones: the processes of removed environments ---- */
+
+#define TOMBSTONE_KEEP_S (7 * 24 * 3600)
+#define TOMBSTONE_MAX 256 /* ids kept per environment name */
+
+static char *
+tombstone_path (berth_ctx *ctx, const char *name)
+{
+  return xasprintf ("%s/removed%s%s", ctx->state_dir, name ? "/" : "", name ? name : "");
+}
+
+void
+berth_env_tombstone_processes (berth_env *env)
+{
+  if (env->name == NULL)
+    return;
+  _cleanup_free_ char *path = tombstone_path (env->ctx, env->name), *dir = tombstone_path (env->ctx, NULL);
+  _cleanup_free_ char *old = NULL, *rdir = record_path (env, NULL);
+  berth_buf b = { 0 };
+  int64_t now = (int64_t) time (NULL);
+  size_t n = 0;
+  DIR *d = opendir (rdir);
+  for (struct dirent *de; d && (de = readdir (d));)
+    if (valid_id (de->d_name) && n < TOMBSTONE_MAX)
+      {
+        char line[64];
+        int len = snprintf (line, sizeof line, "%s\t%lld\n", de->d_name, (long long) now);
+        berth_buf_append (&b, line, (size_t) len);
+        n++;
+      }
+  if (d)
+    closedir (d);
+  if (n == 0)
+    return;
+  /* the earlier ones, newest first, while young enough and room is left */
+  if (berth_read_file (path, 1 << 16, &old, NULL) == 0)
+    {
+      char *save = NULL;
+      for (char *line = strtok_r (old, "\n", &save); line && n < TOMBSTONE_MAX; line = strtok_r (NULL, "\n", &save))
+        {
+          char *tab = strchr (line, '\t');
+          if (tab == NULL || now - strtoll (tab + 1, NULL, 10) > TOMBSTONE_KEEP_S)
+            continue;
+          *tab = '\0';
+          if (!valid_id (line))
+            continue;
+          *tab = '\t';
+          berth_buf_append (&b, line, strlen (line));
+          berth_buf_append (&b, "\n", 1);
+          n++;
+        }
+    }
+  if (berth_mkdir_parents (dir, 0700) < 0 || berth_write_file_atomic (path, b.data, b.len, 0600) < 0)
+    berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "process", "cannot record the processes of %s as removed in %s", env->name, dir);
+  berth_buf_free (&b);
+}
+
+/* ID was among the processes of an environment of this name removed
+   (recently).  */
+static bool
+tombstoned (const berth_env *env, const char *id)
+{
+  if (env->name == NULL)
+    return false;
+  _cleanup_free_ char *path = tombstone_path (env->ctx, env->name), *text = NULL;
+  if (berth_read_file (path, 1 << 16, &text, NULL) < 0)
+    return false;
+  size_t n = strlen (id);
+  for (char *l = text; l && *l; l = strchr (l, '\n') ? strchr (l, '\n') + 1 : NULL)
+    if (strncmp (l, id, n) == 0 && l[n] == '\t')
+      return (int64_t) time (NULL) - strtoll (l + n + 1, NULL, 10) <= TOMBSTONE_KEEP_S;
+  return false;
+}
+
+void
+berth_tombstones_prune (berth_ctx *ctx)
+{
+  _cleanup_free_ char *dir = tombstone_path (ctx, NULL);
+  DIR *d = opendir (dir);
+  time_t now = time (NULL);
+  for (struct dirent *de; d && (de = readdir (d));)
+    {
+      struct stat st;
+      if (de->d_name[0] == '.' || fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        continue;
+      if (S_ISREG (st.st_mode) && now - st.st_mtime > TOMBSTONE_KEEP_S)
+        unlinkat (dirfd (d), de->d_name, 0);
+    }
+  if (d)
+    closedir (d);
 }
 
 static berth_process *
@@ -279,9 +374,12 @@ berth_env_attach_process (berth_env *env, const char *id, berth_process **ret, b
         }
     }
   berth_buf_free (&out);
-  if (r == 3 && record_read (env, id, NULL, NULL))
+  bool removed = r == 3 && tombstoned (env, id);
+  if (r == 3 && (removed || record_read (env, id, NULL, NULL)))
     {
-      /* recorded here, gone there: its environment lost it */
+      /* recorded here, gone there: its environment lost it (or it went
+         with an environment of this name that was removed) */
+      p->removed = removed;
       p->state = BERTH_PROCESS_LOST;
       p->exit_code = -1;
       p->termination = "lost";
@@ -433,6 +531,8 @@ berth_process_output (berth_process *p, void **ret, size_t *ret_len, berth_error
   berth_buf out = { 0 };
   *ret = NULL;
   *ret_len = 0;
+  if (p->state == BERTH_PROCESS_LOST && p->removed)
+    return berth_error_set (reterr, ENOENT, "process %s was lost: environment %s was removed", p->id, p->env->name ? p->env->name : p->env->id);
   if (p->state == BERTH_PROCESS_LOST)
     return berth_error_set (reterr, ENOENT, "process %s is lost: its environment no longer has it (restarted, recreated or removed), nor its output",
                             p->id);

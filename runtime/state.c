@@ -639,6 +639,7 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
         }
       closedir (d);
     }
+  berth_tombstones_prune (ctx);
   /* runtime directories of environments that have no state */
   if ((d = opendir (ctx->runtime_dir)) != NULL)
     {

@@ -38,6 +38,13 @@ BERTH_INTERNAL int berth_env_discard (berth_env *env, bool forget_anyway, berth_
 BERTH_INTERNAL bool berth_env_has_process_records (const berth_env *env);
 /* process.c: stop every one of them that still runs, where it runs.  */
 BERTH_INTERNAL int berth_env_stop_processes (berth_env *env, berth_error **reterr);
+/* Before a named environment goes: the ids of its recorded processes
+   in the tombstone of its name (the user's state dir, removed/NAME;
+   bounded, pruned by age and by berth gc), so that a later attach, logs
+   or poll says they were lost with it rather than never there.  */
+BERTH_INTERNAL void berth_env_tombstone_processes (berth_env *env);
+/* berth gc: tombstones older than their keep time go.  */
+BERTH_INTERNAL void berth_tombstones_prune (berth_ctx *ctx);
 /* env.c: CWD asked for a command (NULL: the environment's), a relative one
    taken from the environment's cwd.  Caller frees.  */
 BERTH_INTERNAL char *berth_env_resolve_cwd (berth_env *env, const char *cwd);

@@ -275,6 +275,14 @@ sleep 0.6
 got=$(timeout 30 "$BERTH" logs -e "$PR" --follow "$pid1")
 is "$(echo "$got" | head -n1):$(echo "$got" | tail -n1):$(echo "$got" | wc -l | tr -d ' ')" "line 1:line 20:20" "processes: another berth process replays the earlier lines, then the live ones, to the end"
 is "$("$BERTH" logs -e "$PR" "$pid1" | wc -l | tr -d ' ')" 20 "processes: logs prints what it printed"
+# the replay is bounded: at most the last 1 MiB, the drop marker first
+pbig=$(pst -- "head -c 1500000 /dev/zero | tr '\\0' x; echo; echo big-end")
+for _ in $(seq 100); do [ "$("$BERTH" ps -e "$PR" --json | jq -r --arg id "$pbig" '.[] | select(.id == $id) | .state')" = exited ] && break; sleep 0.1; done
+timeout 30 "$BERTH" attach -e "$PR" "$pbig" </dev/null >"$TEST_TMP/big.out"
+bsize=$(wc -c <"$TEST_TMP/big.out" | tr -d ' ')
+like "$(head -n1 "$TEST_TMP/big.out" | cut -c1-60):$(tail -n1 "$TEST_TMP/big.out")" "\\[berth: * earlier bytes of output dropped\\]*:big-end" \
+  "processes: a process that printed 1.5 MB: attach replays the drop marker first, then the end"
+check "… at most ~1 MiB of it ($bsize bytes)" test "$bsize" -le $((1048576 + 100))
 pid2=$(pst --stdin -- 'while read -r l; do echo "got $l"; done; echo eof')
 is "$(printf 'a b\nc\n' | timeout 30 "$BERTH" attach -e "$PR" "$pid2")" $'got a b\ngot c\neof' "processes: stdin round trip through attach, EOF at its end"
 pid3=$(pst -- 'exit 3')
@@ -306,7 +314,9 @@ idl=$("$BERTH" start -e "$PL" -- "exec -a berth-orphan-$TAG sleep 300")
 "$BERTH" rm "$PL" >/dev/null
 bj -e "$PL" -- true >/dev/null
 "$BERTH" attach -e "$PL" "$idl" >/dev/null 2>"$TEST_TMP/err"
-like "$?:$(cat "$TEST_TMP/err")" "125:berth: no process $idl*" "processes: after rm, an environment made again under the name does not have it (attach says so, no hang)"
+is "$?:$(cat "$TEST_TMP/err")" "125:berth: process $idl was lost: environment $PL was removed" "processes: after rm, an environment made again under the name does not have it: attach says it was lost (no hang)"
+"$BERTH" logs -e "$PL" "$idl" >/dev/null 2>"$TEST_TMP/err"
+is "$?:$(cat "$TEST_TMP/err")" "125:berth: process $idl was lost: environment $PL was removed" "… so does logs"
 left=$(field "$(bj -e "$PL" -- "{ ps -eo args 2>/dev/null || ps; } | grep -c 'berth-orpha[n]-$TAG'; true")" output)
 if [ "$stops" = true ]; then
   is "$left" 0 "processes: cleanup_stops_processes: rm stopped it"
