@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -53,7 +54,7 @@ parse (int argc, char **argv, bool want_command, bool want_id, proc_opts *po, in
   if (c == -2)
     return -1;
   po->first = g.ind;
-  if (po->name == NULL)
+  if (po->name == NULL && !(strcmp (argv[0], "ps") == 0))
     {
       *ret_exit = cli_fail ("%s needs a named environment: -e NAME (its processes outlive this berth)", argv[0]);
       return -1;
@@ -157,7 +158,8 @@ state_name (int state, int ec, const char *how, char *buf, size_t size)
 
 typedef struct ps_state
 {
-  bool json, first;
+  bool json, first, all;
+  const char *env; /* its environment's name (a column when listing all) */
 } ps_state;
 
 static void
@@ -167,7 +169,9 @@ ps_one (void *userdata, const char *id, const char *command, int64_t started, in
   char buf[32];
   if (s->json)
     {
-      printf ("%s{\"schema_version\":%d,\"id\":\"%s\",\"state\":\"%s\",\"exit_code\":", s->first ? "" : ",", CLI_SCHEMA_VERSION, id,
+      printf ("%s{\"schema_version\":%d,\"env\":", s->first ? "" : ",", CLI_SCHEMA_VERSION);
+      json_string (stdout, s->env);
+      printf (",\"id\":\"%s\",\"state\":\"%s\",\"exit_code\":", id,
               state == BERTH_PROCESS_RUNNING ? "running" : state == BERTH_PROCESS_LOST ? "lost" : "exited");
       if (state == BERTH_PROCESS_EXITED)
         printf ("%d,\"termination\":\"%s\"", ec, how);
@@ -180,9 +184,95 @@ ps_one (void *userdata, const char *id, const char *command, int64_t started, in
   else
     {
       _cleanup_free_ char *safe = cli_term_escape (command);
+      if (s->all)
+        {
+          _cleanup_free_ char *safe_env = cli_term_escape (s->env);
+          printf ("%-16s  ", safe_env ? safe_env : "");
+        }
       printf ("%s  %-10s  %s\n", id, state_name (state, ec, how, buf, sizeof buf), safe ? safe : "");
     }
   s->first = false;
+}
+
+/* berth ps without -e: the names of the environments of the bound scope
+   (suspended ones are not woken: none of them runs a process).  */
+typedef struct ps_names
+{
+  const cli_opts *o;
+  char **names;
+  size_t n;
+} ps_names;
+
+static bool
+same_word (const char *a, const char *b)
+{
+  return (a == NULL && b == NULL) || (a && b && strcmp (a, b) == 0);
+}
+
+static void
+ps_collect (void *userdata, const berth_env_info *info)
+{
+  ps_names *pn = userdata;
+  if (info->suspended || !same_word (info->tenant, pn->o->tenant) || !same_word (info->agent, pn->o->agent))
+    return;
+  char **v = realloc (pn->names, (pn->n + 2) * sizeof *v);
+  if (v == NULL)
+    return;
+  pn->names = v;
+  v[pn->n] = strdup (info->name);
+  if (v[pn->n])
+    v[++pn->n] = NULL;
+}
+
+static int
+ps_all (const cli_opts *o, bool json)
+{
+  berth_error *err = NULL;
+  berth_ctx *ctx = cli_ctx (o);
+  ps_names pn = { .o = o };
+  int exit_code = 0;
+  if (ctx == NULL)
+    return EXIT_BERTH;
+  if (berth_env_list_info (ctx, ps_collect, &pn, &err) < 0)
+    exit_code = cli_fail_err (err);
+  ps_state s = { .json = json, .first = true, .all = true };
+  cli_capture cap;
+  if (exit_code == 0 && !cli_capture_begin (&cap))
+    exit_code = cli_fail ("out of memory");
+  for (size_t i = 0; exit_code == 0 && i < pn.n; i++)
+    {
+      berth_env_spec spec = BERTH_ENV_SPEC_INIT;
+      berth_env *env = NULL;
+      spec.name = pn.names[i];
+      s.env = pn.names[i];
+      /* one that cannot be reached now is left out, with a log line */
+      if (berth_env_open (ctx, &spec, &env, &err) < 0 || berth_env_list_processes (env, ps_one, &s, &err) < 0)
+        {
+          fprintf (stderr, "berth: ps: environment %s: %s\n", pn.names[i], berth_error_message (err));
+          err = berth_error_free (err);
+        }
+      if (env)
+        {
+          berth_env_cleanup (env, NULL);
+          berth_env_unref (env);
+        }
+    }
+  if (exit_code == 0)
+    {
+      _cleanup_free_ char *text = cli_capture_end (&cap);
+      if (json)
+        {
+          printf ("[%s]\n", text ? text : "");
+          cli_json = false;
+        }
+      else if (text && *text)
+        printf ("%-16s  %-13s  %-10s  %s\n%s", "ENV", "ID", "STATE", "COMMAND", text);
+    }
+  for (size_t i = 0; i < pn.n; i++)
+    free (pn.names[i]);
+  free (pn.names);
+  berth_ctx_unref (ctx);
+  return exit_code;
 }
 
 int
@@ -194,9 +284,11 @@ cmd_ps (const cli_opts *o, int argc, char **argv)
   berth_error *err = NULL;
   if (parse (argc, argv, false, false, &po, &exit_code) < 0)
     return exit_code;
+  if (po.name == NULL)
+    return ps_all (o, po.json);
   if ((exit_code = open_call (o, &po, &c)) != 0)
     return close_call (&c, exit_code);
-  ps_state s = { .json = po.json, .first = true };
+  ps_state s = { .json = po.json, .first = true, .env = po.name };
   cli_capture cap;
   if (!cli_capture_begin (&cap))
     return close_call (&c, cli_fail ("out of memory"));

@@ -81,8 +81,8 @@ static const cli_option start_options[] = {
 };
 
 static const cli_option ps_options[] = {
-  OPT_ENV ("the named environment (it must exist)"),
-  OPT_JSON ("print a JSON array of {id, state, exit_code, termination, started, command}"),
+  OPT_ENV ("the named environment (it must exist); without it, every environment of the scope"),
+  OPT_JSON ("print a JSON array of {env, id, state, exit_code, termination, started, command}"),
   { 0 },
 };
 
@@ -241,9 +241,11 @@ const cli_command cli_commands[] = {
     "its own, until it ends or is stopped, whatever happens to this berth.\n"
     "Prints its id (berth ps, logs, attach, stop).",
     start_options, CLI_VALUE_COMMAND },
-  { "ps", cmd_ps, "-e NAME [--json]", "list an environment's background processes",
+  { "ps", cmd_ps, "[-e NAME] [--json]", "list background processes",
     "List the background processes of NAME: running, exited N, signaled N,\n"
-    "stopped, or lost (gone without a status).",
+    "stopped, or lost (gone without a status).  Without -e, those of every\n"
+    "environment (of the bound scope; suspended ones are not woken), with\n"
+    "the environment's name first.",
     ps_options },
   { "logs", cmd_logs, "-e NAME [--follow] ID", "print a background process's output",
     "Print the output of process ID so far (the last 1 MiB, with a marker line\n"

@@ -429,4 +429,22 @@ run env BERTH_DEBUG=all MY_API_KEY=supersecret-123 "$BERTH" --config "$TEST_TMP/
 like "$stderr" "*local: debug: spawn*'echo' '<elided>' '<elided>'*'MY_TOKEN=<elided>'*" "exec-stream's argv line has the secret values elided"
 check "… neither the passthrough, the docker_env nor a credential NAME=VALUE secret is in it" \
   bash -c "! grep -q -e supersecret-123 -e dockersecret-456 -e plain-789 '$TEST_TMP/err'"
+# --- berth ps without -e: every environment's processes, the name first ---
+"$BERTH" exec -b local -e psa -- true >/dev/null
+"$BERTH" exec -b local -e psb -- true >/dev/null
+pa=$("$BERTH" start -e psa -- "sleep 30")
+pb=$("$BERTH" start -e psb -- 'exit 4')
+sleep 0.5
+run "$BERTH" ps --json
+is "$rc" 0 "ps without -e exits 0"
+is "$(jq -r --arg a "$pa" --arg b "$pb" '[.[] | select(.id == $a or .id == $b) | "\(.env) \(.state)"] | sort | join(",")' <<<"$stdout")" "psa running,psb exited" \
+  "ps --json without -e lists the processes of every environment, with its env"
+run "$BERTH" ps
+like "$stdout" "ENV*ID*STATE*COMMAND*" "ps without -e: a header with the environment column"
+check "… a row per process, the environment first" bash -c "grep -q '^psa  *$pa  *running  *sleep 30' '$TEST_TMP/out' && grep -q '^psb  *$pb  *exited 4' '$TEST_TMP/out'"
+run "$BERTH" ps -e psa --json
+is "$(jq -r '.[0].env' <<<"$stdout")" psa "ps -e NAME --json: the env field too"
+"$BERTH" stop -e psa "$pa" >/dev/null
+"$BERTH" rm psa >/dev/null
+"$BERTH" rm psb >/dev/null
 done_testing
