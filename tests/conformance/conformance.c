@@ -138,6 +138,24 @@ count_one (void *userdata, const char *id, const char *command, int64_t started,
   (*(int *) userdata)++;
 }
 
+/* the reaper's report: was A's sandbox (WANT[0]) suspended?  */
+static void
+reap_seen (void *userdata, const char *name, const char *action, const char *why)
+{
+  (void) why;
+  const char **want = userdata;
+  if (strcmp (name, want[0]) == 0 && strcmp (action, "suspended") == 0)
+    want[1] = "suspended";
+}
+
+static void
+info_suspended (void *userdata, const berth_env_info *info)
+{
+  const char **want = userdata;
+  if (strcmp (info->name, want[0]) == 0 && info->suspended)
+    want[2] = "recorded";
+}
+
 static void
 gc_seen (void *userdata, const char *env, const char *be, const char *reason, const char *detail)
 {
@@ -345,9 +363,12 @@ main (int argc, char **argv)
     berth_process_stop (pa, NULL);
   berth_process_unref (pa);
   scope (NULL, NULL);
-  n = berth_reap_idle (ctx, 0, NULL, NULL, &err);
-  ok (n >= 1, "idle: with its work done the reaper suspends it, under its owner's scope (%d suspended)", n);
+  const char *reaped[3] = { a_name, NULL, NULL };
+  n = berth_reap_idle (ctx, 0, reap_seen, reaped, &err);
   err = berth_error_free (err);
+  berth_env_list_info (ctx, info_suspended, reaped, NULL);
+  ok (n >= 1 && reaped[1] && reaped[2], "idle: with its work done the reaper suspends A's sandbox, under its owner's scope (%d suspended; A's %s, %s)", n,
+      reaped[1] ? "reported suspended" : "not reported", reaped[2] ? "recorded suspended" : "not recorded suspended");
   scope ("acme", "agent-a");
   berth_result *res = NULL;
   out = run (a, "cat a-file", &code, &res, 0);
@@ -356,6 +377,39 @@ main (int argc, char **argv)
       res && berth_result_environment_recreated (res) ? ", recreated" : "");
   free (out);
   berth_result_free (res);
+
+  /* ---- secrets: host variables stay on the host, but for the allow-listed ---- */
+  {
+    char yaml[128];
+    snprintf (yaml, sizeof yaml, "/tmp/berth-conformance-pt-%s.yaml", tag);
+    FILE *yf = fopen (yaml, "we");
+    if (yf)
+      {
+        fputs ("terminal:\n  env_passthrough: [BERTH_CONF_ALLOWED]\n", yf);
+        fclose (yf);
+      }
+    setenv ("BERTH_CONF_API_KEY", "s3cret", 1);
+    setenv ("BERTH_CONF_ALLOWED", "allowed-value", 1);
+    berth_ctx *pt = NULL;
+    berth_env *e = NULL;
+    if (berth_ctx_new (&pt, NULL) == 0 && berth_ctx_load_config (pt, yaml, NULL) == 0 && berth_ctx_set_scope (pt, "acme", "agent-a", NULL) == 0)
+      {
+        berth_env_spec es = BERTH_ENV_SPEC_INIT;
+        es.backend = backend;
+        es.image = image;
+        berth_env_open (pt, &es, &e, NULL);
+      }
+    out = e ? run (e, "echo \"${BERTH_CONF_API_KEY:-unset} ${BERTH_CONF_ALLOWED:-unset}\"; env | grep -c s3cret", &code, NULL, 0) : NULL;
+    ok (out && strncmp (out, "unset ", 6) == 0 && strstr (out, "\n0\n"), "secrets: a host variable (BERTH_CONF_API_KEY) is not visible in the sandbox (%s)",
+        out ? out : "not opened");
+    ok (out && strstr (out, " allowed-value\n"), "secrets: … an allow-listed one (terminal.env_passthrough) is");
+    free (out);
+    berth_env_unref (e);
+    berth_ctx_unref (pt);
+    unsetenv ("BERTH_CONF_API_KEY");
+    unsetenv ("BERTH_CONF_ALLOWED");
+    unlink (yaml);
+  }
 
   /* ---- gc: a command of A's whose berth was killed ---- */
   {

@@ -34,7 +34,11 @@ $out" ;;
 
 run_one local refused
 run_one bwrap refused
-. "${BERTH_SSHD_DIR:-/tmp/berth-sshd}/env" 2>/dev/null && BERTH_CONFIG=$BERTH_SSHD_CONFIG run_one ssh refused
+if . "${BERTH_SSHD_DIR:-/tmp/berth-sshd}/env" 2>/dev/null; then
+  BERTH_CONFIG=$BERTH_SSHD_CONFIG run_one ssh refused
+elif must_work; then
+  n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - ssh: the test sshd is not running (${BERTH_SSHD_DIR:-/tmp/berth-sshd}/env is absent: tests/integration/setup/sshd.sh starts it)"
+fi
 if docker info >/dev/null 2>&1; then
   printf 'terminal:\n  docker_image: berth-test:latest\n' >"$TDIR/docker.yaml"
   BERTH_CONFIG=$TDIR/docker.yaml run_one docker served berth-test:latest
