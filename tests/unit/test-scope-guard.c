@@ -132,6 +132,16 @@ all_refused (berth_env *env, berth_process *p, const char *under)
     assert_null (x);
     assert_null (res);
   }
+  {
+    char **argv = NULL, *rc = NULL;
+    const char *const words[] = { "true", NULL };
+    REFUSED (berth_env_exec_prefix (env, NULL, false, &argv, reterr), W ("exec_prefix"));
+    REFUSED (berth_env_terminal_prefix (env, NULL, &argv, reterr), W ("terminal_prefix"));
+    REFUSED (berth_env_stream (env, words, -1, -1, -1, reterr), W ("stream"));
+    REFUSED (berth_env_shell_rc (env, &rc, reterr), W ("shell_rc"));
+    assert_null (argv);
+    assert_null (rc);
+  }
 #undef W
 }
 
