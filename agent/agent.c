@@ -1333,21 +1333,144 @@ relay (int sock)
     }
 }
 
+/* The socket's directory must be ours alone: a real directory (not a
+   symlink) of our uid that nobody else may write to.  Else another user
+   of a shared /tmp could have made it, and a socket in it would hand
+   them our commands.  */
+static bool
+sock_dir_is_ours (const char *path)
+{
+  char dir[PATH_MAX];
+  const char *slash = strrchr (path, '/');
+  struct stat st;
+  if (slash == NULL)
+    snprintf (dir, sizeof dir, ".");
+  else if ((size_t) (slash - path) >= sizeof dir)
+    return false;
+  else
+    snprintf (dir, sizeof dir, "%.*s", slash == path ? 1 : (int) (slash - path), path);
+  return lstat (dir, &st) == 0 && S_ISDIR (st.st_mode) && st.st_uid == geteuid () && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/* The process at the other end of S, when it runs as our uid.  */
+static bool
+peer_is_us (int s, pid_t *ret_pid)
+{
+  struct ucred cr;
+  socklen_t n = sizeof cr;
+  if (getsockopt (s, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0 || n != sizeof cr || cr.uid != geteuid ())
+    return false;
+  *ret_pid = cr.pid;
+  return true;
+}
+
+/* Read the listening agent's HELLO (the first frame it sends) into BUF:
+   its length, or 0 when none came within 5 s or it is not one.  */
+static size_t
+read_hello (int s, uint8_t *buf, size_t cap)
+{
+  size_t have = 0;
+  uint64_t end = now_ms () + 5000;
+  for (;;)
+    {
+      berth_agent_frame f;
+      int r = berth_agent_frame_parse (buf, have, &f);
+      if (r > 0)
+        return f.type == BERTH_AGENT_HELLO && f.chan == 0 ? (size_t) r : 0;
+      if (r < 0 || have == cap)
+        return 0;
+      uint64_t now = now_ms ();
+      struct pollfd p = { s, POLLIN, 0 };
+      if (now >= end || poll (&p, 1, (int) (end - now)) <= 0)
+        return 0;
+      ssize_t n = read (s, buf + have, cap - have);
+      if (n <= 0)
+        return 0;
+      have += (size_t) n;
+    }
+}
+
+/* The agent listening at PATH (process PID) is another version: stop it
+   (TERM, then KILL) and wait until its socket is gone or dead, so that
+   its exit cannot unlink ours.  */
+static void
+stop_old_agent (const char *path, const struct sockaddr_un *sa, pid_t pid)
+{
+  for (int round = 0; round < 2; round++)
+    {
+      if (pid > 0)
+        kill (pid, round == 0 ? SIGTERM : SIGKILL);
+      for (int i = 0; i < 60; i++)
+        {
+          struct stat st;
+          if (lstat (path, &st) < 0)
+            return;
+          int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+          if (s < 0)
+            return;
+          int r = connect (s, (const struct sockaddr *) sa, sizeof *sa);
+          close (s);
+          if (r < 0)
+            return; /* nobody listens any more */
+          usleep (50 * 1000);
+        }
+    }
+}
+
 static void
 socket_setup (const char *path)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   if (strlen (path) >= sizeof sa.sun_path)
     return; /* no reconnects, still an agent */
+  if (!sock_dir_is_ours (path))
+    {
+      fprintf (stderr, "berth-agent: not using %s: its directory is not private to this user\n", path);
+      return; /* no reconnects, still an agent */
+    }
   strcpy (sa.sun_path, path);
-  int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0)
-    die ("cannot create a socket");
-  if (connect (s, (struct sockaddr *) &sa, sizeof sa) == 0)
-    relay (s);
-  close (s);
+  struct stat st;
+  /* Only a socket of ours is connected to (never one another user made
+     and moved here), and only an agent of our uid is relayed to.  */
+  if (lstat (path, &st) == 0 && S_ISSOCK (st.st_mode) && st.st_uid == geteuid ())
+    {
+      int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (s < 0)
+        die ("cannot create a socket");
+      pid_t peer = 0;
+      if (connect (s, (struct sockaddr *) &sa, sizeof sa) == 0 && peer_is_us (s, &peer))
+        {
+          /* An agent of this version is relayed to; another is stopped
+             and replaced by this one (berth never speaks to a mismatch).  */
+          static uint8_t hello[BERTH_AGENT_HDR + 512];
+          size_t n = read_hello (s, hello, sizeof hello);
+          berth_agent_frame f;
+          if (n > 0 && berth_agent_frame_parse (hello, n, &f) > 0)
+            {
+              berth_agent_rd r = berth_agent_rd_init (&f);
+              uint32_t proto = berth_agent_get_u32 (&r);
+              size_t vlen = 0;
+              const char *v = berth_agent_get_str (&r, 256, &vlen);
+              if (!r.bad && proto == BERTH_AGENT_PROTO && v && vlen == strlen (AGENT_VERSION) && memcmp (v, AGENT_VERSION, vlen) == 0)
+                {
+                  for (size_t off = 0; off < n;)
+                    {
+                      ssize_t w = write (1, hello + off, n - off);
+                      if (w <= 0)
+                        exit (0);
+                      off += (size_t) w;
+                    }
+                  relay (s);
+                }
+            }
+          close (s);
+          stop_old_agent (path, &sa, peer);
+        }
+      else
+        close (s);
+    }
   unlink (path);
-  s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   mode_t old = umask (077);
   int r = bind (s, (struct sockaddr *) &sa, sizeof sa);
   umask (old);

@@ -8,7 +8,10 @@
 #     command's tree is killed, and the next command recovers with a new
 #     agent;
 #   - an old agent binary in the environment's cache: replaced (docker,
-#     ssh).
+#     ssh);
+#   - a cache directory another user made first on a shared /tmp, with
+#     the genuine binary and a listening socket in it: never used (ssh;
+#     and the agent itself never relays to a socket of another user).
 # Only what this script starts is killed: its own berth processes and
 # the agents of its own environments.
 . "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
@@ -143,6 +146,80 @@ old_agent ()
   is "$(jq -r .output <<<"$stdout")" "$want" "$b: the old agent was replaced by this build's"
 }
 
+# A planted listener (run as nobody): it logs every connection and byte
+# it receives to $1.log.
+plant_listener ()
+{
+  local sock=$1
+  setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c '
+import socket, sys, os
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(4)
+log = open(sys.argv[2], "ab", 0)
+while True:
+    c, _ = s.accept()
+    log.write(b"connected\n")
+    c.settimeout(5)
+    try:
+        while True:
+            b = c.recv(65536)
+            if not b: break
+            log.write(b)
+    except Exception: pass
+    c.close()
+' "$sock" "$2" &
+  PLANTED=$!
+  for _ in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
+}
+
+# planted_direct: the agent run by hand with --socket in a private
+# directory where another user's socket was moved: it neither connects to
+# it nor relays.
+planted_direct ()
+{
+  local agent d pd
+  agent=$(dirname "$BERTH")/agent/berth-agent
+  d=$TEST_TMP/private; pd=$TEST_TMP/nobody
+  chmod 755 "$TEST_TMP"
+  mkdir -m 700 "$d"; mkdir -m 777 "$pd"
+  : >"$pd/log"; chmod 666 "$pd/log"
+  plant_listener "$pd/sock" "$pd/log"
+  mv "$pd/sock" "$d/sock"
+  timeout 10 "$agent" --stdio --socket "$d/sock" </dev/null >/dev/null 2>&1
+  kill "$PLANTED" 2>/dev/null; wait "$PLANTED" 2>/dev/null
+  is "$(cat "$pd/log")" "" "agent: a socket of another user where the agent listens is never connected to"
+}
+
+# planted_ssh: another user made the ssh host's /tmp cache directory
+# first (the genuine binary in it, a listener at the socket path).
+planted_ssh ()
+{
+  local e=apssh$$ want tag d
+  ENVS+=("$e")
+  want=$(sha256sum "$(dirname "$BERTH")/agent/berth-agent" | cut -d' ' -f1)
+  tag=$("$BERTH" version --json | jq -r .version)-${want:0:12}
+  d=/tmp/.berth-agent-$tag
+  rm -rf "$d" "$BERTH_SSHD_HOME/.cache/berth/agent-$tag"
+  install -d -o nobody -g nogroup -m 0755 "$d"
+  install -o nobody -g nogroup -m 0755 "$(dirname "$BERTH")/agent/berth-agent" "$d/berth-agent"
+  : >"$TEST_TMP/planted.log"; chmod 666 "$TEST_TMP/planted.log"
+  chmod 755 "$TEST_TMP"
+  plant_listener "$d/s-$e" "$TEST_TMP/planted.log"
+  run --config "$BERTH_SSHD_CONFIG" exec -b ssh -e "$e" --json -- 'echo hi'
+  is "$rc:$(jq -r '(.output|rtrimstr("\n")) + " " + .transport' <<<"$stdout")" "0:hi agent" "ssh: with another user's directory at the cache path, commands still run through the agent"
+  is "$(cat "$TEST_TMP/planted.log")" "" "ssh: the planted listener received nothing"
+  kill "$PLANTED" 2>/dev/null; wait "$PLANTED" 2>/dev/null
+  "$BERTH" --config "$BERTH_SSHD_CONFIG" rm "$e" >/dev/null 2>&1
+  rm -rf "$d" "$BERTH_SSHD_HOME/.cache/berth/agent-$tag"
+}
+
+CAN_PLANT=
+[ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && [ -x /usr/bin/python3 ] && command -v setpriv >/dev/null && CAN_PLANT=1
+if [ -n "$CAN_PLANT" ]; then
+  planted_direct
+else
+  skip_case "agent: a planted socket" "needs root, the user nobody, setpriv and /usr/bin/python3"
+fi
 suite local ""
 
 if ! command -v docker >/dev/null || ! docker image inspect berth-test:latest >/dev/null 2>&1; then
@@ -160,6 +237,11 @@ else
   . "$SSHD_ENV"
   suite ssh "$BERTH_SSHD_CONFIG"
   old_agent ssh "$BERTH_SSHD_CONFIG"
+  if [ -n "$CAN_PLANT" ]; then
+    planted_ssh
+  else
+    skip_case "ssh: a planted cache directory" "needs root, the user nobody, setpriv and /usr/bin/python3"
+  fi
 fi
 
 if ! "$BERTH" backends 2>/dev/null | grep -q '^bwrap *ready'; then
