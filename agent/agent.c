@@ -51,7 +51,12 @@
 
 #include "proto.h"
 
+/* A test build (tests/integration/berth-agent-other) says another version.  */
+#ifdef BERTH_AGENT_TEST_VERSION
+#define AGENT_VERSION BERTH_AGENT_TEST_VERSION
+#else
 #define AGENT_VERSION BERTH_AGENT_VERSION
+#endif
 #define GRACE_MS 300
 #define HISTORY_MAX (1u << 20)
 #define TX_HIGH (4u << 20) /* stop reading children while a controller lags */

@@ -56,6 +56,7 @@ typedef struct berth_agent_mux
   berth_agent_buf rx, tx;
   berth_buf diag;
   bool hello, dead, unavailable;
+  bool mismatch; /* the agent that answered is another version */
   bool why_is_backend; /* WHY is the transport's own message */
   char *why; /* dead: what happened; unavailable: why exec-per-command */
   uint32_t next_id;
@@ -225,7 +226,7 @@ dispatch (berth_agent_mux *m, const berth_agent_frame *f)
         size_t n;
         const char *v = berth_agent_get_str (&r, 256, &n);
         if (r.bad || proto != BERTH_AGENT_PROTO || v == NULL || n != strlen (BERTH_AGENT_VERSION) || memcmp (v, BERTH_AGENT_VERSION, n) != 0)
-          mux_die (m, "the agent in the environment is version %.*s (protocol %u), berth needs %s", v ? (int) n : 1, v ? v : "?", proto,
+          m->mismatch = true, mux_die (m, "the agent in the environment is version %.*s (protocol %u), berth needs %s", v ? (int) n : 1, v ? v : "?", proto,
                    BERTH_AGENT_VERSION);
         else
           m->hello = true;
@@ -648,6 +649,7 @@ enum
   START_NEED, /* the binary is not there: upload */
   START_NO,   /* it cannot run there: *WHY */
   START_TIMEOUT, /* the environment did not answer by the command's deadline */
+  START_MISMATCH, /* another version answered: *WHY; start again */
 };
 
 /* Read the start script's answer: a text line, or the agent's HELLO.  */
@@ -686,7 +688,7 @@ handshake (berth_agent_mux *m, char **why, berth_error **reterr)
           if (!m->dead)
             mux_die (m, "the agent exited at once");
           *why = strdup (m->why ? m->why : "the agent did not start");
-          return START_NO;
+          return m->mismatch ? START_MISMATCH : START_NO;
         }
     more:
       if (berth_now_usec () > deadline)
@@ -798,7 +800,17 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
       berth_job_finish (&m->job, BERTH_JOB_KILL);
       m->job_open = false;
       mux_unref (m);
-      if (h == START_NO)
+      if (h == START_MISMATCH && attempt < 2)
+        {
+          /* An agent of another version answered (our agent stops one it
+             finds at the socket; this is the rare one it could not):
+             start again, never fall back to exec for it.  */
+          berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "agent", "%s: %s; starting it again", env->id, *why);
+          free (*why);
+          *why = NULL;
+          continue;
+        }
+      if (h == START_NO || h == START_MISMATCH)
         return -ENOEXEC;
       if (h == START_TIMEOUT)
         return berth_error_set (reterr, ETIMEDOUT,

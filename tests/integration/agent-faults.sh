@@ -213,6 +213,42 @@ planted_ssh ()
   rm -rf "$d" "$BERTH_SSHD_HOME/.cache/berth/agent-$tag"
 }
 
+# other_version: an agent of another version listens where berth looks
+# (the local environment's socket): the next command stops it and runs
+# through an agent of this version (never falls back to exec).
+other_version ()
+{
+  local e=avlocal$$ other sock oldpid
+  other=$(dirname "$BERTH")/tests/integration/berth-agent-other
+  [ -x "$other" ] || { not_ok "local: another version's agent: $other is not built (make check builds it)"; return; }
+  ENVS+=("$e")
+  start_bg exec -b local -e "$e" -- 'sleep 2'
+  sock=
+  for _ in $(seq 1 50); do
+    sock=$(find "$XDG_RUNTIME_DIR" -name 'agent-*.sock' 2>/dev/null | head -1)
+    [ -n "$sock" ] && break
+    sleep 0.1
+  done
+  finish_bg
+  [ -n "$sock" ] || { not_ok "local: the agent's socket was not found under $XDG_RUNTIME_DIR"; return; }
+  for _ in $(seq 1 50); do [ -e "$sock" ] || break; sleep 0.1; done
+  { sleep 600 | "$other" --stdio --socket "$sock" >/dev/null 2>&1; } &
+  OTHER_JOB=$!
+  for _ in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
+  oldpid=$(pgrep -f -n "^$other --stdio --socket $sock")
+  run exec -b local -e "$e" --json -- 'echo hi'
+  is "$rc:$(jq -r '(.output|rtrimstr("\n")) + " " + .transport' <<<"$stdout")" "0:hi agent" "local: with an agent of another version at the socket, the next command runs through the agent"
+  sleep 0.2
+  if [ -n "$oldpid" ] && ! kill -0 "$oldpid" 2>/dev/null; then
+    ok "local: the agent of another version is gone"
+  else
+    not_ok "local: the agent of another version is gone (pid ${oldpid:-?} still runs)"
+    [ -n "$oldpid" ] && kill -9 "$oldpid" 2>/dev/null
+  fi
+  pkill -P "$OTHER_JOB" sleep 2>/dev/null
+  wait "$OTHER_JOB" 2>/dev/null
+}
+
 CAN_PLANT=
 [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && [ -x /usr/bin/python3 ] && command -v setpriv >/dev/null && CAN_PLANT=1
 if [ -n "$CAN_PLANT" ]; then
@@ -221,6 +257,7 @@ else
   skip_case "agent: a planted socket" "needs root, the user nobody, setpriv and /usr/bin/python3"
 fi
 suite local ""
+other_version
 
 if ! command -v docker >/dev/null || ! docker image inspect berth-test:latest >/dev/null 2>&1; then
   skip_case "docker: the agent's faults" "no engine with berth-test:latest (tests/integration/setup/docker.sh)"
