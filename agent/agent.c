@@ -40,6 +40,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -137,20 +138,39 @@ xput (int r)
 
 /* ---- cgroups ---- */
 
+/* The cgroup v1 memory controller's directory of ours ("" none): where a
+   host without cgroup v2 (or a container on one) counts OOM kills.  */
+static char cg_mem_v1[PATH_MAX];
+
+static bool
+read_oom_kill (const char *file, unsigned long long *v)
+{
+  char line[256];
+  FILE *f = fopen (file, "re");
+  bool found = false;
+  if (f == NULL)
+    return false;
+  while (!found && fgets (line, sizeof line, f))
+    found = sscanf (line, "oom_kill %llu", v) == 1;
+  fclose (f);
+  return found;
+}
+
+/* OOM kills so far in DIR (cgroup v2: memory.events), else in our v1
+   memory group (memory.oom_control): compared before and after a
+   command.  */
 static unsigned long long
 oom_kills (const char *dir)
 {
-  char p[PATH_MAX + 32], line[256];
+  char p[PATH_MAX + 32];
   unsigned long long v = 0;
   snprintf (p, sizeof p, "%s/memory.events", dir);
-  FILE *f = fopen (p, "re");
-  if (f == NULL)
-    return 0;
-  while (fgets (line, sizeof line, f))
-    if (sscanf (line, "oom_kill %llu", &v) == 1)
-      break;
-  fclose (f);
-  return v;
+  if (dir[0] && read_oom_kill (p, &v))
+    return v;
+  snprintf (p, sizeof p, "%s/memory.oom_control", cg_mem_v1);
+  if (cg_mem_v1[0] && read_oom_kill (p, &v))
+    return v;
+  return 0;
 }
 
 static char cg_self[PATH_MAX];
@@ -167,11 +187,20 @@ cgroup_setup (void)
     return;
   bool v2 = false;
   while (fgets (line, sizeof line, f))
-    if (strncmp (line, "0::", 3) == 0)
-      {
-        line[strcspn (line, "\n")] = '\0';
+    {
+      line[strcspn (line, "\n")] = '\0';
+      char *sub = strchr (line, ':'), *path = sub ? strchr (sub + 1, ':') : NULL;
+      if (strncmp (line, "0::", 3) == 0)
         v2 = (size_t) snprintf (cg_self, sizeof cg_self, "/sys/fs/cgroup%s", line + 3) < sizeof cg_self;
-      }
+      else if (sub && path && (size_t) (path - sub - 1) == strlen ("memory") && strncmp (sub + 1, "memory", 6) == 0)
+        {
+          /* v1: our group, else the mount's root (a container's own group
+             seen from inside it) */
+          struct stat mst;
+          if ((size_t) snprintf (cg_mem_v1, sizeof cg_mem_v1, "/sys/fs/cgroup/memory%s", path + 1) >= sizeof cg_mem_v1 || stat (cg_mem_v1, &mst) < 0)
+            snprintf (cg_mem_v1, sizeof cg_mem_v1, "/sys/fs/cgroup/memory");
+        }
+    }
   fclose (f);
   if (!v2)
     return;
@@ -659,6 +688,13 @@ chan_write_stdin (chan *c)
     close_fd (&c->in);
 }
 
+static bool
+limited (int resource)
+{
+  struct rlimit rl;
+  return getrlimit (resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
 static void
 chan_exit_frame (chan *c)
 {
@@ -666,7 +702,17 @@ chan_exit_frame (chan *c)
   uint8_t cause = BERTH_AGENT_CAUSE_EXITED;
   uint32_t value = 0;
   if (WIFEXITED (st))
-    value = (uint32_t) WEXITSTATUS (st);
+    {
+      value = (uint32_t) WEXITSTATUS (st);
+      /* The runtime's wrapper (a shell) reports a command killed by a
+         signal as 128+N: named only with evidence of our own -- the OOM
+         killer's count rose in the command's cgroup (else the agent's:
+         a container's own), or a limit is set whose signal it is.  */
+      if (value == 128 + SIGKILL && !c->kill_pending && oom_kills (c->cg[0] ? c->cg : cg_self) > c->oom_before)
+        cause = BERTH_AGENT_CAUSE_OOM, value = SIGKILL;
+      else if ((value == 128 + SIGXCPU && limited (RLIMIT_CPU)) || (value == 128 + SIGXFSZ && limited (RLIMIT_FSIZE)))
+        cause = BERTH_AGENT_CAUSE_LIMIT, value -= 128;
+    }
   else if (WIFSIGNALED (st))
     {
       value = (uint32_t) WTERMSIG (st);

@@ -484,15 +484,21 @@ cpu_limit_note (berth_agent_mux *m, bool sure)
     berth_logf (m->env, BERTH_LOG_WARNING, "the command was stopped by a CPU time limit (SIGXCPU)");
 }
 
+static void
+chan_wait_exit (agent_chan *c)
+{
+  while (!c->exited && !c->lost && !c->mux->dead)
+    if (mux_read (c->mux, 1000) < 0)
+      break;
+}
+
 static int
 chan_wait (void *proc, int *ret_status, berth_error **reterr)
 {
   agent_chan *c = proc;
   berth_agent_mux *m = c->mux;
   *ret_status = -1;
-  while (!c->exited && !c->lost && !m->dead)
-    if (mux_read (m, 1000) < 0)
-      break;
+  chan_wait_exit (c);
   if (c->exited)
     switch (c->exit.cause)
       {
@@ -515,6 +521,23 @@ chan_wait (void *proc, int *ret_status, berth_error **reterr)
     return berth_error_set (reterr, BERTH_E_BACKEND, "%s", m->why);
   return berth_error_set (reterr, BERTH_E_BACKEND, "%s: the agent of this environment is gone (%s): the command's outcome is unknown; the next command starts a new one",
                           m->env ? berth_env_backend (m->env) : "agent", m->why ? m->why : "its stream ended");
+}
+
+/* The agent's cause (agent.c:chan_exit_frame): an OOM kill seen in the
+   cgroup's memory.events, a limit's signal.  */
+static berth_termination
+chan_termination (void *proc, int *ret_signal)
+{
+  agent_chan *c = proc;
+  chan_wait_exit (c);
+  if (!c->exited)
+    return BERTH_TERMINATION_EXITED;
+  *ret_signal = (int) (c->exit.value & 0x7f);
+  if (c->exit.cause == BERTH_AGENT_CAUSE_OOM)
+    return BERTH_TERMINATION_OOM;
+  if (c->exit.cause == BERTH_AGENT_CAUSE_LIMIT)
+    return BERTH_TERMINATION_LIMIT;
+  return BERTH_TERMINATION_EXITED;
 }
 
 static void
@@ -563,6 +586,7 @@ static const berth_proc_ops chan_ops = {
   .close_stdin = chan_close_stdin,
   .wait = chan_wait,
   .free = chan_free,
+  .termination = chan_termination,
 };
 
 /* ---- running short scripts through the fallback ---- */

@@ -9,6 +9,10 @@
 #     agent;
 #   - an old agent binary in the environment's cache: replaced (docker,
 #     ssh);
+#   - the termination cause through the agent: a CPU time limit (bwrap,
+#     terminal.bwrap_cpu_seconds) is "limit" SIGXCPU, the OOM killer in a
+#     container with a memory limit (docker, terminal.container_memory)
+#     is "oom";
 #   - a cache directory another user made first on a shared /tmp, with
 #     the genuine binary and a listening socket in it: never used (ssh;
 #     and the agent itself never relays to a socket of another user).
@@ -225,7 +229,7 @@ other_version ()
   start_bg exec -b local -e "$e" -- 'sleep 2'
   sock=
   for _ in $(seq 1 50); do
-    sock=$(find "$XDG_RUNTIME_DIR" -name 'agent-*.sock' 2>/dev/null | head -1)
+    sock=$(find "$XDG_RUNTIME_DIR/berth/$e" -name "agent-*.sock" 2>/dev/null | head -1)
     [ -n "$sock" ] && break
     sleep 0.1
   done
@@ -238,15 +242,46 @@ other_version ()
   oldpid=$(pgrep -f -n "^$other --stdio --socket $sock")
   run exec -b local -e "$e" --json -- 'echo hi'
   is "$rc:$(jq -r '(.output|rtrimstr("\n")) + " " + .transport' <<<"$stdout")" "0:hi agent" "local: with an agent of another version at the socket, the next command runs through the agent"
-  sleep 0.2
-  if [ -n "$oldpid" ] && ! kill -0 "$oldpid" 2>/dev/null; then
+  for _ in $(seq 1 30); do
+    # gone, or a zombie its parent has yet to reap
+    kill -0 "$oldpid" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$oldpid/stat" 2>/dev/null)" != Z ] || break
+    sleep 0.1
+  done
+  if [ -n "$oldpid" ] && { ! kill -0 "$oldpid" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$oldpid/stat" 2>/dev/null)" = Z ]; }; then
     ok "local: the agent of another version is gone"
   else
     not_ok "local: the agent of another version is gone (pid ${oldpid:-?} still runs)"
+    diag "$(ps -o pid,ppid,stat,args -p "${oldpid:-1}" 2>&1)"
     [ -n "$oldpid" ] && kill -9 "$oldpid" 2>/dev/null
   fi
   pkill -P "$OTHER_JOB" sleep 2>/dev/null
   wait "$OTHER_JOB" 2>/dev/null
+}
+
+# termination_docker: a memory hog in a 64 MB container is "oom"; a
+# SIGKILL of our own is not.
+termination_docker ()
+{
+  local e=atdocker$$ cfg=$TEST_TMP/docker-mem.yaml
+  printf 'terminal:\n  docker_image: berth-test:latest\n  container_memory: 64\n' >"$cfg"
+  CONF=$cfg
+  ENVS+=("$e")
+  run --config "$cfg" exec -b docker -e "$e" --json -- 'head -c 500m /dev/zero | tail'
+  is "$rc:$(jq -r '[.exit_code, .termination.kind, .termination.signal, .transport] | join(" ")' <<<"$stdout")" "137:137 oom SIGKILL agent" \
+    "docker: a memory hog over terminal.container_memory ends with termination oom (SIGKILL)"
+  run --config "$cfg" exec -b docker -e "$e" --json -- 'sh -c "kill -9 \$\$"'
+  is "$(jq -r .termination.kind <<<"$stdout")" exited "docker: a SIGKILL that is not the OOM killer's is not oom"
+}
+
+# termination_bwrap: a busy loop under terminal.bwrap_cpu_seconds: 1 is
+# "limit" (SIGXCPU).
+termination_bwrap ()
+{
+  local cfg=$TEST_TMP/bwrap-cpu.yaml
+  printf 'terminal:\n  bwrap_cpu_seconds: 1\n' >"$cfg"
+  run --config "$cfg" exec -b bwrap --json -- 'while :; do :; done'
+  is "$rc:$(jq -r '[.exit_code, .termination.kind, .termination.signal, .transport] | join(" ")' <<<"$stdout")" "152:152 limit SIGXCPU agent" \
+    "bwrap: a busy loop over terminal.bwrap_cpu_seconds ends with termination limit (SIGXCPU)"
 }
 
 CAN_PLANT=
@@ -265,6 +300,7 @@ else
   printf 'terminal:\n  docker_image: berth-test:latest\n' >"$TEST_TMP/docker.yaml"
   suite docker "$TEST_TMP/docker.yaml"
   old_agent docker "$TEST_TMP/docker.yaml"
+  termination_docker
 fi
 
 SSHD_ENV=${BERTH_SSHD_DIR:-/tmp/berth-sshd}/env
@@ -285,5 +321,6 @@ if ! "$BERTH" backends 2>/dev/null | grep -q '^bwrap *ready'; then
   skip_case "bwrap: the agent's faults" "the bwrap backend is not ready here"
 else
   suite bwrap ""
+  termination_bwrap
 fi
 done_testing
