@@ -76,6 +76,7 @@ struct agent_chan
   uint32_t window;   /* stdin bytes the agent still takes */
   size_t unacked;    /* output delivered, not yet granted back */
   bool eof_out, eof_err, exited, lost, has_stdin;
+  bool runs_bash; /* argv[0] is bash: its ENOENT means the environment has none */
   berth_agent_exit exit;
   char *error; /* ERROR frame for this channel */
   long pid;
@@ -508,6 +509,8 @@ chan_wait (void *proc, int *ret_status, berth_error **reterr)
           cpu_limit_note (m, false);
         return 0;
       case BERTH_AGENT_CAUSE_FAILED:
+        if (c->runs_bash && c->exit.value == ENOENT && m->env)
+          return berth_no_bash_error (m->env, reterr);
         return berth_error_set (reterr, BERTH_E_BACKEND, "%s", c->exit.message && *c->exit.message ? c->exit.message : "the agent could not start the command");
       default:
         *ret_status = 128 + (int) (c->exit.value & 0x7f);
@@ -639,6 +642,32 @@ run_via_fallback (berth_env *env, const berth_transport_ops *fb, const char *con
   else
     berth_buf_free (&cap.out);
   return r;
+}
+
+/* ---- an environment without bash ---- */
+
+int
+berth_no_bash_error (berth_env *env, berth_error **reterr)
+{
+  const char *b = berth_env_backend (env);
+  _cleanup_free_ char *key = berth_strdup_printf ("terminal.%s_image", b);
+  const char *image = env->image ? env->image : key ? berth_config_string (env->ctx->config, key, NULL) : NULL;
+  if (image)
+    return berth_error_set (reterr, BERTH_E_BACKEND, "%s: the image %s has no bash; berth runs commands with bash: use an image that has it (%s)", b, image, key);
+  return berth_error_set (reterr, BERTH_E_BACKEND, "%s: the environment has no bash; berth runs commands with bash: install it there", b);
+}
+
+bool
+berth_env_lacks_bash (berth_env *env)
+{
+  /* sh answers where bash is missing: exit 3 says so; anything else
+     (sh missing too, the environment gone) is not this error.  */
+  const char *argv[] = { "sh", "-c", "command -v bash >/dev/null 2>&1 || exit 3", NULL };
+  berth_error *err = NULL;
+  int st = -1;
+  int r = run_via_fallback (env, berth_transport_fallback (env), argv, NULL, 0, 10, NULL, &st, &err);
+  berth_error_free (err);
+  return r >= 0 && st == 3;
 }
 
 /* ---- starting the agent ---- */
@@ -1013,6 +1042,7 @@ agent_start (berth_env *env, const berth_transport_call *call, const berth_start
   c->id = ++m->next_id;
   c->window = BERTH_AGENT_WINDOW;
   c->has_stdin = req->has_stdin;
+  c->runs_bash = req->argv[0] && strcmp (req->argv[0], "bash") == 0;
   c->ep = epoll_create1 (EPOLL_CLOEXEC);
   c->evfd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
   c->wfd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);

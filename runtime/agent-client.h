@@ -31,6 +31,13 @@ BERTH_INTERNAL const char *berth_agent_status (berth_env *env);
    (BERTH_DEBUG=agent) says why.  */
 BERTH_INTERNAL void berth_agent_doctor (berth_ctx *ctx, berth_check_fn fn, void *userdata);
 
+/* The one-line error of an environment without bash (berth runs every
+   command with bash), naming the image and its key when it has one.  */
+BERTH_INTERNAL int berth_no_bash_error (berth_env *env, berth_error **reterr);
+/* True when sh in ENV says it has no bash (a probe through the exec
+   transport, for a command that could not start).  */
+BERTH_INTERNAL bool berth_env_lacks_bash (berth_env *env);
+
 /* agent-place.c */
 /* SHA-256 of LEN bytes at DATA as 64 hex digits and a NUL in HEX.  */
 /* The scripts that find (and start) or upload the agent inside an

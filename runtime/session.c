@@ -20,6 +20,7 @@
 #include "output.h"
 #include "snapshot.h"
 #include "state.h"
+#include "agent-client.h"
 #include "wrapper.h"
 
 /* After the command reported its exit, output still in flight is read
@@ -509,6 +510,9 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
         }
       if (x->lost)
         return berth_error_errno (reterr, x->lost, "%s: lost the command's output", berth_env_backend (env));
+      /* 126/127: bash itself may be missing there (an image without it) */
+      if ((status == 126 || status == 127) && berth_env_lacks_bash (env))
+        return berth_no_bash_error (env, reterr);
       return berth_error_set (reterr, BERTH_E_BACKEND, "%s: could not run the command (exit %d)%s%s", berth_env_backend (env), status, line && *line ? ": " : "", line ? line : "");
     }
 

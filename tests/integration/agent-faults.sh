@@ -13,6 +13,9 @@
 #     terminal.bwrap_cpu_seconds) is "limit" SIGXCPU, the OOM killer in a
 #     container with a memory limit (docker, terminal.container_memory)
 #     is "oom";
+#   - an image without bash (busybox only, built here offline): one line
+#     naming the fix, exit 125, through the agent and with
+#     BERTH_TRANSPORT=exec;
 #   - a cache directory another user made first on a shared /tmp, with
 #     the genuine binary and a listening socket in it: never used (ssh;
 #     and the agent itself never relays to a socket of another user).
@@ -284,6 +287,37 @@ termination_bwrap ()
     "bwrap: a busy loop over terminal.bwrap_cpu_seconds ends with termination limit (SIGXCPU)"
 }
 
+# no_bash: an image with busybox only (docker import of a static busybox,
+# as setup/docker.sh makes berth-test).
+no_bash ()
+{
+  local img=berth-test-nobash:latest root t
+  if ! docker image inspect "$img" >/dev/null 2>&1; then
+    root=$(mktemp -d "$TEST_TMP/nobash.XXXXXX")
+    mkdir -p "$root"/{bin,etc,root,tmp}
+    cp "$(readlink -f "$(command -v busybox)")" "$root/bin/busybox"
+    for a in $(busybox --list-full); do
+      [ "${a##*/}" = bash ] && continue
+      mkdir -p "$root/$(dirname "$a")"
+      [ -e "$root/$a" ] || ln -s /bin/busybox "$root/$a"
+    done
+    echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
+    tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/sbin:/usr/bin:/sbin:/bin' -c 'CMD ["/bin/sh"]' - "$img" >/dev/null \
+      || { not_ok "docker: build $img"; return; }
+    rm -rf "$root"
+  fi
+  printf 'terminal:\n  docker_image: %s\n' "$img" >"$TEST_TMP/nobash.yaml"
+  for t in agent exec; do
+    if [ $t = exec ]; then export BERTH_TRANSPORT=exec; fi
+    run --config "$TEST_TMP/nobash.yaml" exec -b docker -- echo hi
+    unset BERTH_TRANSPORT
+    is "$rc" 125 "docker ($t): an image without bash is a berth error (125)"
+    like "$stderr" "berth: docker: the image $img has no bash; berth runs commands with bash: use an image that has it (terminal.docker_image)" \
+      "docker ($t): one line says the image has no bash and names the key"
+    check "docker ($t): in one line" one_line "$stderr"
+  done
+}
+
 CAN_PLANT=
 [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && [ -x /usr/bin/python3 ] && command -v setpriv >/dev/null && CAN_PLANT=1
 if [ -n "$CAN_PLANT" ]; then
@@ -301,6 +335,7 @@ else
   suite docker "$TEST_TMP/docker.yaml"
   old_agent docker "$TEST_TMP/docker.yaml"
   termination_docker
+  if command -v busybox >/dev/null; then no_bash; else skip_case "docker: an image without bash" "busybox is not installed"; fi
 fi
 
 SSHD_ENV=${BERTH_SSHD_DIR:-/tmp/berth-sshd}/env
