@@ -911,8 +911,43 @@ berth_agent_wanted (berth_env *env)
   return c == NULL || strcmp (c, "off") != 0;
 }
 
+/* The agent tried in a throw-away environment of BACKEND: "agent", or
+   "exec: <why>" (malloc), or NULL when no environment could be opened
+   (*WHY_NOT: that error).  */
+static char *
+doctor_try (berth_ctx *ctx, const char *backend, char **why_not)
+{
+  berth_env_spec spec = BERTH_ENV_SPEC_INIT;
+  spec.backend = backend;
+  spec.setup_timeout = 60;
+  berth_env *env = NULL;
+  berth_error *err = NULL;
+  berth_result *res = NULL;
+  char *status = NULL;
+  if (berth_env_open (ctx, &spec, &env, &err) < 0)
+    {
+      *why_not = strdup (err ? berth_error_message (err) : "cannot open an environment");
+      berth_error_free (err);
+      return NULL;
+    }
+  berth_exec_spec x = BERTH_EXEC_SPEC_INIT;
+  x.command = "true";
+  x.timeout = 60;
+  if (berth_env_execute (env, &x, &res, &err) < 0)
+    *why_not = strdup (err ? berth_error_message (err) : "the command failed");
+  else
+    {
+      const char *st = berth_agent_status (env);
+      status = strdup (st ? st : berth_result_transport (res));
+    }
+  berth_result_free (res);
+  berth_error_free (err);
+  berth_env_unref (env);
+  return status;
+}
+
 void
-berth_agent_doctor (berth_ctx *ctx, berth_check_fn fn, void *userdata)
+berth_agent_doctor (berth_ctx *ctx, const char *backend, bool ready, berth_check_fn fn, void *userdata)
 {
   const char *t = getenv ("BERTH_TRANSPORT");
   const char *c = berth_config_string (ctx->config, "terminal.agent", "auto");
@@ -924,10 +959,32 @@ berth_agent_doctor (berth_ctx *ctx, berth_check_fn fn, void *userdata)
     }
   _cleanup_free_ char *helper = berth_helper_path ("berth-agent");
   bool ok = helper && access (helper, X_OK) == 0;
-  _cleanup_free_ char *detail = berth_strdup_printf ("%s%s", helper ? helper : "berth-agent",
-                                                     ok ? " (commands run through it where it can run; else one exec per command)"
-                                                        : " is missing: commands run one exec each");
-  fn (userdata, "berth-agent", ok, detail ? detail : "?", ok ? NULL : "reinstall berth, or set BERTH_LIBEXECDIR for an uninstalled build");
+  if (!ok)
+    {
+      _cleanup_free_ char *detail = berth_strdup_printf ("%s is missing: commands run one exec each", helper ? helper : "berth-agent");
+      fn (userdata, "berth-agent", false, detail ? detail : "?", "reinstall berth, or set BERTH_LIBEXECDIR for an uninstalled build");
+      return;
+    }
+  if (!ready)
+    {
+      _cleanup_free_ char *detail = berth_strdup_printf ("%s (not tried: the backend is not ready)", helper);
+      fn (userdata, "berth-agent", true, detail ? detail : "?", NULL);
+      return;
+    }
+  /* Where it runs is the environment's to say: one throw-away
+     environment runs `true`, and its transport (or why not) is the
+     answer.  */
+  _cleanup_free_ char *why_not = NULL;
+  _cleanup_free_ char *st = doctor_try (ctx, backend, &why_not);
+  _cleanup_free_ char *detail = NULL;
+  if (st && strcmp (st, "agent") == 0)
+    detail = berth_strdup_printf ("commands run through the agent (%s; tried in a throw-away environment)", helper);
+  else if (st)
+    detail = berth_strdup_printf ("commands run one exec each here, not through the agent: %s", strncmp (st, "exec: ", 6) == 0 ? st + 6 : st);
+  else
+    detail = berth_strdup_printf ("not tried: a throw-away environment failed (%s)", why_not ? why_not : "?");
+  fn (userdata, "berth-agent", st != NULL, detail ? detail : "?",
+      st ? NULL : "see the probe and the other checks of this backend");
 }
 
 const char *

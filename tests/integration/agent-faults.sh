@@ -318,6 +318,27 @@ no_bash ()
   done
 }
 
+# doctor_bench: berth doctor says per backend whether commands run
+# through the agent, and why not when they cannot; berth bench shows the
+# transport next to the ratio.
+doctor_bench ()
+{
+  local d
+  run doctor -b local --json
+  d=$(jq -r '.[0].checks[] | select(.check == "berth-agent") | .detail' <<<"$stdout")
+  like "$d" "commands run through the agent*" "doctor: local commands run through the agent"
+  mkdir -p "$TEST_TMP/badagent"
+  printf '#!/bin/sh\nexit 3\n' >"$TEST_TMP/badagent/berth-agent"
+  chmod 755 "$TEST_TMP/badagent/berth-agent"
+  BERTH_LIBEXECDIR=$TEST_TMP/badagent${BERTH_LIBEXECDIR:+:$BERTH_LIBEXECDIR} run doctor -b local --json
+  d=$(jq -r '.[0].checks[] | select(.check == "berth-agent") | .detail' <<<"$stdout")
+  like "$d" "commands run one exec each here, not through the agent: the agent *" "doctor: an agent that cannot run says why ($d)"
+  run bench -b local -n 3 --json
+  is "$rc:$(jq -r .transport <<<"$stdout")" 0:agent "bench --json: the transport"
+  BERTH_TRANSPORT=exec run bench -b local -n 3
+  like "$stdout" "*ratio (median): *x (transport exec)*" "bench: the transport next to the ratio"
+}
+
 CAN_PLANT=
 [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && [ -x /usr/bin/python3 ] && command -v setpriv >/dev/null && CAN_PLANT=1
 if [ -n "$CAN_PLANT" ]; then
@@ -327,6 +348,7 @@ else
 fi
 suite local ""
 other_version
+doctor_bench
 
 if ! command -v docker >/dev/null || ! docker image inspect berth-test:latest >/dev/null 2>&1; then
   skip_case "docker: the agent's faults" "no engine with berth-test:latest (tests/integration/setup/docker.sh)"
