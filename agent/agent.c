@@ -1711,8 +1711,13 @@ serve (void)
             case 1:
               {
                 int s = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (s >= 0)
+                pid_t peer;
+                /* only a controller of our own uid (the socket is 0600 in
+                   a 0700 directory: this is the second lock) */
+                if (s >= 0 && peer_is_us (s, &peer))
                   ctl_add (s, s);
+                else if (s >= 0)
+                  close (s);
                 break;
               }
             case 2:
