@@ -40,6 +40,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -51,7 +52,12 @@
 
 #include "proto.h"
 
+/* A test build (tests/integration/berth-agent-other) says another version.  */
+#ifdef BERTH_AGENT_TEST_VERSION
+#define AGENT_VERSION BERTH_AGENT_TEST_VERSION
+#else
 #define AGENT_VERSION BERTH_AGENT_VERSION
+#endif
 #define GRACE_MS 300
 #define HISTORY_MAX (1u << 20)
 #define TX_HIGH (4u << 20) /* stop reading children while a controller lags */
@@ -132,20 +138,39 @@ xput (int r)
 
 /* ---- cgroups ---- */
 
+/* The cgroup v1 memory controller's directory of ours ("" none): where a
+   host without cgroup v2 (or a container on one) counts OOM kills.  */
+static char cg_mem_v1[PATH_MAX];
+
+static bool
+read_oom_kill (const char *file, unsigned long long *v)
+{
+  char line[256];
+  FILE *f = fopen (file, "re");
+  bool found = false;
+  if (f == NULL)
+    return false;
+  while (!found && fgets (line, sizeof line, f))
+    found = sscanf (line, "oom_kill %llu", v) == 1;
+  fclose (f);
+  return found;
+}
+
+/* OOM kills so far in DIR (cgroup v2: memory.events), else in our v1
+   memory group (memory.oom_control): compared before and after a
+   command.  */
 static unsigned long long
 oom_kills (const char *dir)
 {
-  char p[PATH_MAX + 32], line[256];
+  char p[PATH_MAX + 32];
   unsigned long long v = 0;
   snprintf (p, sizeof p, "%s/memory.events", dir);
-  FILE *f = fopen (p, "re");
-  if (f == NULL)
-    return 0;
-  while (fgets (line, sizeof line, f))
-    if (sscanf (line, "oom_kill %llu", &v) == 1)
-      break;
-  fclose (f);
-  return v;
+  if (dir[0] && read_oom_kill (p, &v))
+    return v;
+  snprintf (p, sizeof p, "%s/memory.oom_control", cg_mem_v1);
+  if (cg_mem_v1[0] && read_oom_kill (p, &v))
+    return v;
+  return 0;
 }
 
 static char cg_self[PATH_MAX];
@@ -162,11 +187,20 @@ cgroup_setup (void)
     return;
   bool v2 = false;
   while (fgets (line, sizeof line, f))
-    if (strncmp (line, "0::", 3) == 0)
-      {
-        line[strcspn (line, "\n")] = '\0';
+    {
+      line[strcspn (line, "\n")] = '\0';
+      char *sub = strchr (line, ':'), *path = sub ? strchr (sub + 1, ':') : NULL;
+      if (strncmp (line, "0::", 3) == 0)
         v2 = (size_t) snprintf (cg_self, sizeof cg_self, "/sys/fs/cgroup%s", line + 3) < sizeof cg_self;
-      }
+      else if (sub && path && (size_t) (path - sub - 1) == strlen ("memory") && strncmp (sub + 1, "memory", 6) == 0)
+        {
+          /* v1: our group, else the mount's root (a container's own group
+             seen from inside it) */
+          struct stat mst;
+          if ((size_t) snprintf (cg_mem_v1, sizeof cg_mem_v1, "/sys/fs/cgroup/memory%s", path + 1) >= sizeof cg_mem_v1 || stat (cg_mem_v1, &mst) < 0)
+            snprintf (cg_mem_v1, sizeof cg_mem_v1, "/sys/fs/cgroup/memory");
+        }
+    }
   fclose (f);
   if (!v2)
     return;
@@ -654,6 +688,13 @@ chan_write_stdin (chan *c)
     close_fd (&c->in);
 }
 
+static bool
+limited (int resource)
+{
+  struct rlimit rl;
+  return getrlimit (resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
 static void
 chan_exit_frame (chan *c)
 {
@@ -661,7 +702,17 @@ chan_exit_frame (chan *c)
   uint8_t cause = BERTH_AGENT_CAUSE_EXITED;
   uint32_t value = 0;
   if (WIFEXITED (st))
-    value = (uint32_t) WEXITSTATUS (st);
+    {
+      value = (uint32_t) WEXITSTATUS (st);
+      /* The runtime's wrapper (a shell) reports a command killed by a
+         signal as 128+N: named only with evidence of our own -- the OOM
+         killer's count rose in the command's cgroup (else the agent's:
+         a container's own), or a limit is set whose signal it is.  */
+      if (value == 128 + SIGKILL && !c->kill_pending && oom_kills (c->cg[0] ? c->cg : cg_self) > c->oom_before)
+        cause = BERTH_AGENT_CAUSE_OOM, value = SIGKILL;
+      else if ((value == 128 + SIGXCPU && limited (RLIMIT_CPU)) || (value == 128 + SIGXFSZ && limited (RLIMIT_FSIZE)))
+        cause = BERTH_AGENT_CAUSE_LIMIT, value -= 128;
+    }
   else if (WIFSIGNALED (st))
     {
       value = (uint32_t) WTERMSIG (st);
@@ -1333,21 +1384,144 @@ relay (int sock)
     }
 }
 
+/* The socket's directory must be ours alone: a real directory (not a
+   symlink) of our uid that nobody else may write to.  Else another user
+   of a shared /tmp could have made it, and a socket in it would hand
+   them our commands.  */
+static bool
+sock_dir_is_ours (const char *path)
+{
+  char dir[PATH_MAX];
+  const char *slash = strrchr (path, '/');
+  struct stat st;
+  if (slash == NULL)
+    snprintf (dir, sizeof dir, ".");
+  else if ((size_t) (slash - path) >= sizeof dir)
+    return false;
+  else
+    snprintf (dir, sizeof dir, "%.*s", slash == path ? 1 : (int) (slash - path), path);
+  return lstat (dir, &st) == 0 && S_ISDIR (st.st_mode) && st.st_uid == geteuid () && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/* The process at the other end of S, when it runs as our uid.  */
+static bool
+peer_is_us (int s, pid_t *ret_pid)
+{
+  struct ucred cr;
+  socklen_t n = sizeof cr;
+  if (getsockopt (s, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0 || n != sizeof cr || cr.uid != geteuid ())
+    return false;
+  *ret_pid = cr.pid;
+  return true;
+}
+
+/* Read the listening agent's HELLO (the first frame it sends) into BUF:
+   its length, or 0 when none came within 5 s or it is not one.  */
+static size_t
+read_hello (int s, uint8_t *buf, size_t cap)
+{
+  size_t have = 0;
+  uint64_t end = now_ms () + 5000;
+  for (;;)
+    {
+      berth_agent_frame f;
+      int r = berth_agent_frame_parse (buf, have, &f);
+      if (r > 0)
+        return f.type == BERTH_AGENT_HELLO && f.chan == 0 ? (size_t) r : 0;
+      if (r < 0 || have == cap)
+        return 0;
+      uint64_t now = now_ms ();
+      struct pollfd p = { s, POLLIN, 0 };
+      if (now >= end || poll (&p, 1, (int) (end - now)) <= 0)
+        return 0;
+      ssize_t n = read (s, buf + have, cap - have);
+      if (n <= 0)
+        return 0;
+      have += (size_t) n;
+    }
+}
+
+/* The agent listening at PATH (process PID) is another version: stop it
+   (TERM, then KILL) and wait until its socket is gone or dead, so that
+   its exit cannot unlink ours.  */
+static void
+stop_old_agent (const char *path, const struct sockaddr_un *sa, pid_t pid)
+{
+  for (int round = 0; round < 2; round++)
+    {
+      if (pid > 0)
+        kill (pid, round == 0 ? SIGTERM : SIGKILL);
+      for (int i = 0; i < 60; i++)
+        {
+          struct stat st;
+          if (lstat (path, &st) < 0)
+            return;
+          int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+          if (s < 0)
+            return;
+          int r = connect (s, (const struct sockaddr *) sa, sizeof *sa);
+          close (s);
+          if (r < 0)
+            return; /* nobody listens any more */
+          usleep (50 * 1000);
+        }
+    }
+}
+
 static void
 socket_setup (const char *path)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   if (strlen (path) >= sizeof sa.sun_path)
     return; /* no reconnects, still an agent */
+  if (!sock_dir_is_ours (path))
+    {
+      fprintf (stderr, "berth-agent: not using %s: its directory is not private to this user\n", path);
+      return; /* no reconnects, still an agent */
+    }
   strcpy (sa.sun_path, path);
-  int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0)
-    die ("cannot create a socket");
-  if (connect (s, (struct sockaddr *) &sa, sizeof sa) == 0)
-    relay (s);
-  close (s);
+  struct stat st;
+  /* Only a socket of ours is connected to (never one another user made
+     and moved here), and only an agent of our uid is relayed to.  */
+  if (lstat (path, &st) == 0 && S_ISSOCK (st.st_mode) && st.st_uid == geteuid ())
+    {
+      int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (s < 0)
+        die ("cannot create a socket");
+      pid_t peer = 0;
+      if (connect (s, (struct sockaddr *) &sa, sizeof sa) == 0 && peer_is_us (s, &peer))
+        {
+          /* An agent of this version is relayed to; another is stopped
+             and replaced by this one (berth never speaks to a mismatch).  */
+          static uint8_t hello[BERTH_AGENT_HDR + 512];
+          size_t n = read_hello (s, hello, sizeof hello);
+          berth_agent_frame f;
+          if (n > 0 && berth_agent_frame_parse (hello, n, &f) > 0)
+            {
+              berth_agent_rd r = berth_agent_rd_init (&f);
+              uint32_t proto = berth_agent_get_u32 (&r);
+              size_t vlen = 0;
+              const char *v = berth_agent_get_str (&r, 256, &vlen);
+              if (!r.bad && proto == BERTH_AGENT_PROTO && v && vlen == strlen (AGENT_VERSION) && memcmp (v, AGENT_VERSION, vlen) == 0)
+                {
+                  for (size_t off = 0; off < n;)
+                    {
+                      ssize_t w = write (1, hello + off, n - off);
+                      if (w <= 0)
+                        exit (0);
+                      off += (size_t) w;
+                    }
+                  relay (s);
+                }
+            }
+          close (s);
+          stop_old_agent (path, &sa, peer);
+        }
+      else
+        close (s);
+    }
   unlink (path);
-  s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   mode_t old = umask (077);
   int r = bind (s, (struct sockaddr *) &sa, sizeof sa);
   umask (old);
@@ -1537,8 +1711,13 @@ serve (void)
             case 1:
               {
                 int s = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (s >= 0)
+                pid_t peer;
+                /* only a controller of our own uid (the socket is 0600 in
+                   a 0700 directory: this is the second lock) */
+                if (s >= 0 && peer_is_us (s, &peer))
                   ctl_add (s, s);
+                else if (s >= 0)
+                  close (s);
                 break;
               }
             case 2:

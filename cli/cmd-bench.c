@@ -127,6 +127,7 @@ cmd_bench (const cli_opts *o, int argc, char **argv)
     }
   double *ours = calloc ((size_t) n, sizeof (double)), *theirs = calloc ((size_t) n, sizeof (double));
   int exit_code = 0;
+  char transport[16] = "?"; /* of the last command: agent or exec */
   /* One warm-up of each, then interleave.  */
   for (long i = -1; i < n && exit_code == 0; i++)
     {
@@ -142,6 +143,8 @@ cmd_bench (const cli_opts *o, int argc, char **argv)
       double dt = now_ms () - t;
       if (berth_result_exit_code (res) != 0)
         exit_code = cli_fail ("bench: '%s' exited %d", command, berth_result_exit_code (res));
+      if (berth_result_transport (res))
+        snprintf (transport, sizeof transport, "%s", berth_result_transport (res));
       berth_result_free (res);
       if (i >= 0)
         ours[i] = dt;
@@ -165,7 +168,9 @@ cmd_bench (const cli_opts *o, int argc, char **argv)
         {
           printf ("{\"schema_version\":%d,\"backend\":", CLI_SCHEMA_VERSION);
           json_string (stdout, berth_env_backend (env));
-          printf (",\"n\":%ld,\"command\":", n);
+          printf (",\"n\":%ld,\"transport\":", n);
+          json_string (stdout, transport);
+          printf (",\"command\":");
           json_string (stdout, command);
           printf (",");
           print_stats_json ("berth", s);
@@ -182,12 +187,12 @@ cmd_bench (const cli_opts *o, int argc, char **argv)
         }
       else
         {
-          printf ("backend %s, %ld runs of '%s'\n", berth_env_backend (env), n, command);
+          printf ("backend %s, transport %s, %ld runs of '%s'\n", berth_env_backend (env), transport, n, command);
           printf ("  berth execute   min %.2f ms  median %.2f ms  p90 %.2f ms\n", s.min, s.median, s.p90);
           if (have_peer)
             {
               printf ("  peer (%s)  min %.2f ms  median %.2f ms  p90 %.2f ms\n", peer, p.min, p.median, p.p90);
-              printf ("  ratio (median): %.2fx\n", s.median / p.median);
+              printf ("  ratio (median): %.2fx (transport %s)\n", s.median / p.median, transport);
             }
         }
     }

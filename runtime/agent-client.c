@@ -56,6 +56,7 @@ typedef struct berth_agent_mux
   berth_agent_buf rx, tx;
   berth_buf diag;
   bool hello, dead, unavailable;
+  bool mismatch; /* the agent that answered is another version */
   bool why_is_backend; /* WHY is the transport's own message */
   char *why; /* dead: what happened; unavailable: why exec-per-command */
   uint32_t next_id;
@@ -75,6 +76,7 @@ struct agent_chan
   uint32_t window;   /* stdin bytes the agent still takes */
   size_t unacked;    /* output delivered, not yet granted back */
   bool eof_out, eof_err, exited, lost, has_stdin;
+  bool runs_bash; /* argv[0] is bash: its ENOENT means the environment has none */
   berth_agent_exit exit;
   char *error; /* ERROR frame for this channel */
   long pid;
@@ -225,7 +227,7 @@ dispatch (berth_agent_mux *m, const berth_agent_frame *f)
         size_t n;
         const char *v = berth_agent_get_str (&r, 256, &n);
         if (r.bad || proto != BERTH_AGENT_PROTO || v == NULL || n != strlen (BERTH_AGENT_VERSION) || memcmp (v, BERTH_AGENT_VERSION, n) != 0)
-          mux_die (m, "the agent in the environment is version %.*s (protocol %u), berth needs %s", v ? (int) n : 1, v ? v : "?", proto,
+          m->mismatch = true, mux_die (m, "the agent in the environment is version %.*s (protocol %u), berth needs %s", v ? (int) n : 1, v ? v : "?", proto,
                    BERTH_AGENT_VERSION);
         else
           m->hello = true;
@@ -483,15 +485,21 @@ cpu_limit_note (berth_agent_mux *m, bool sure)
     berth_logf (m->env, BERTH_LOG_WARNING, "the command was stopped by a CPU time limit (SIGXCPU)");
 }
 
+static void
+chan_wait_exit (agent_chan *c)
+{
+  while (!c->exited && !c->lost && !c->mux->dead)
+    if (mux_read (c->mux, 1000) < 0)
+      break;
+}
+
 static int
 chan_wait (void *proc, int *ret_status, berth_error **reterr)
 {
   agent_chan *c = proc;
   berth_agent_mux *m = c->mux;
   *ret_status = -1;
-  while (!c->exited && !c->lost && !m->dead)
-    if (mux_read (m, 1000) < 0)
-      break;
+  chan_wait_exit (c);
   if (c->exited)
     switch (c->exit.cause)
       {
@@ -501,6 +509,8 @@ chan_wait (void *proc, int *ret_status, berth_error **reterr)
           cpu_limit_note (m, false);
         return 0;
       case BERTH_AGENT_CAUSE_FAILED:
+        if (c->runs_bash && c->exit.value == ENOENT && m->env)
+          return berth_no_bash_error (m->env, reterr);
         return berth_error_set (reterr, BERTH_E_BACKEND, "%s", c->exit.message && *c->exit.message ? c->exit.message : "the agent could not start the command");
       default:
         *ret_status = 128 + (int) (c->exit.value & 0x7f);
@@ -514,6 +524,23 @@ chan_wait (void *proc, int *ret_status, berth_error **reterr)
     return berth_error_set (reterr, BERTH_E_BACKEND, "%s", m->why);
   return berth_error_set (reterr, BERTH_E_BACKEND, "%s: the agent of this environment is gone (%s): the command's outcome is unknown; the next command starts a new one",
                           m->env ? berth_env_backend (m->env) : "agent", m->why ? m->why : "its stream ended");
+}
+
+/* The agent's cause (agent.c:chan_exit_frame): an OOM kill seen in the
+   cgroup's memory.events, a limit's signal.  */
+static berth_termination
+chan_termination (void *proc, int *ret_signal)
+{
+  agent_chan *c = proc;
+  chan_wait_exit (c);
+  if (!c->exited)
+    return BERTH_TERMINATION_EXITED;
+  *ret_signal = (int) (c->exit.value & 0x7f);
+  if (c->exit.cause == BERTH_AGENT_CAUSE_OOM)
+    return BERTH_TERMINATION_OOM;
+  if (c->exit.cause == BERTH_AGENT_CAUSE_LIMIT)
+    return BERTH_TERMINATION_LIMIT;
+  return BERTH_TERMINATION_EXITED;
 }
 
 static void
@@ -562,6 +589,7 @@ static const berth_proc_ops chan_ops = {
   .close_stdin = chan_close_stdin,
   .wait = chan_wait,
   .free = chan_free,
+  .termination = chan_termination,
 };
 
 /* ---- running short scripts through the fallback ---- */
@@ -616,6 +644,32 @@ run_via_fallback (berth_env *env, const berth_transport_ops *fb, const char *con
   return r;
 }
 
+/* ---- an environment without bash ---- */
+
+int
+berth_no_bash_error (berth_env *env, berth_error **reterr)
+{
+  const char *b = berth_env_backend (env);
+  _cleanup_free_ char *key = berth_strdup_printf ("terminal.%s_image", b);
+  const char *image = env->image ? env->image : key ? berth_config_string (env->ctx->config, key, NULL) : NULL;
+  if (image)
+    return berth_error_set (reterr, BERTH_E_BACKEND, "%s: the image %s has no bash; berth runs commands with bash: use an image that has it (%s)", b, image, key);
+  return berth_error_set (reterr, BERTH_E_BACKEND, "%s: the environment has no bash; berth runs commands with bash: install it there", b);
+}
+
+bool
+berth_env_lacks_bash (berth_env *env)
+{
+  /* sh answers where bash is missing: exit 3 says so; anything else
+     (sh missing too, the environment gone) is not this error.  */
+  const char *argv[] = { "sh", "-c", "command -v bash >/dev/null 2>&1 || exit 3", NULL };
+  berth_error *err = NULL;
+  int st = -1;
+  int r = run_via_fallback (env, berth_transport_fallback (env), argv, NULL, 0, 10, NULL, &st, &err);
+  berth_error_free (err);
+  return r >= 0 && st == 3;
+}
+
 /* ---- starting the agent ---- */
 
 static char *
@@ -648,6 +702,7 @@ enum
   START_NEED, /* the binary is not there: upload */
   START_NO,   /* it cannot run there: *WHY */
   START_TIMEOUT, /* the environment did not answer by the command's deadline */
+  START_MISMATCH, /* another version answered: *WHY; start again */
 };
 
 /* Read the start script's answer: a text line, or the agent's HELLO.  */
@@ -686,7 +741,7 @@ handshake (berth_agent_mux *m, char **why, berth_error **reterr)
           if (!m->dead)
             mux_die (m, "the agent exited at once");
           *why = strdup (m->why ? m->why : "the agent did not start");
-          return START_NO;
+          return m->mismatch ? START_MISMATCH : START_NO;
         }
     more:
       if (berth_now_usec () > deadline)
@@ -798,7 +853,17 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
       berth_job_finish (&m->job, BERTH_JOB_KILL);
       m->job_open = false;
       mux_unref (m);
-      if (h == START_NO)
+      if (h == START_MISMATCH && attempt < 2)
+        {
+          /* An agent of another version answered (our agent stops one it
+             finds at the socket; this is the rare one it could not):
+             start again, never fall back to exec for it.  */
+          berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "agent", "%s: %s; starting it again", env->id, *why);
+          free (*why);
+          *why = NULL;
+          continue;
+        }
+      if (h == START_NO || h == START_MISMATCH)
         return -ENOEXEC;
       if (h == START_TIMEOUT)
         return berth_error_set (reterr, ETIMEDOUT,
@@ -846,8 +911,43 @@ berth_agent_wanted (berth_env *env)
   return c == NULL || strcmp (c, "off") != 0;
 }
 
+/* The agent tried in a throw-away environment of BACKEND: "agent", or
+   "exec: <why>" (malloc), or NULL when no environment could be opened
+   (*WHY_NOT: that error).  */
+static char *
+doctor_try (berth_ctx *ctx, const char *backend, char **why_not)
+{
+  berth_env_spec spec = BERTH_ENV_SPEC_INIT;
+  spec.backend = backend;
+  spec.setup_timeout = 60;
+  berth_env *env = NULL;
+  berth_error *err = NULL;
+  berth_result *res = NULL;
+  char *status = NULL;
+  if (berth_env_open (ctx, &spec, &env, &err) < 0)
+    {
+      *why_not = strdup (err ? berth_error_message (err) : "cannot open an environment");
+      berth_error_free (err);
+      return NULL;
+    }
+  berth_exec_spec x = BERTH_EXEC_SPEC_INIT;
+  x.command = "true";
+  x.timeout = 60;
+  if (berth_env_execute (env, &x, &res, &err) < 0)
+    *why_not = strdup (err ? berth_error_message (err) : "the command failed");
+  else
+    {
+      const char *st = berth_agent_status (env);
+      status = strdup (st ? st : berth_result_transport (res));
+    }
+  berth_result_free (res);
+  berth_error_free (err);
+  berth_env_unref (env);
+  return status;
+}
+
 void
-berth_agent_doctor (berth_ctx *ctx, berth_check_fn fn, void *userdata)
+berth_agent_doctor (berth_ctx *ctx, const char *backend, bool ready, berth_check_fn fn, void *userdata)
 {
   const char *t = getenv ("BERTH_TRANSPORT");
   const char *c = berth_config_string (ctx->config, "terminal.agent", "auto");
@@ -859,10 +959,33 @@ berth_agent_doctor (berth_ctx *ctx, berth_check_fn fn, void *userdata)
     }
   _cleanup_free_ char *helper = berth_helper_path ("berth-agent");
   bool ok = helper && access (helper, X_OK) == 0;
-  _cleanup_free_ char *detail = berth_strdup_printf ("%s%s", helper ? helper : "berth-agent",
-                                                     ok ? " (commands run through it where it can run; else one exec per command)"
-                                                        : " is missing: commands run one exec each");
-  fn (userdata, "berth-agent", ok, detail ? detail : "?", ok ? NULL : "reinstall berth, or set BERTH_LIBEXECDIR for an uninstalled build");
+  if (!ok)
+    {
+      _cleanup_free_ char *detail = berth_strdup_printf ("%s is missing: commands run one exec each", helper ? helper : "berth-agent");
+      fn (userdata, "berth-agent", false, detail ? detail : "?", "reinstall berth, or set BERTH_LIBEXECDIR for an uninstalled build");
+      return;
+    }
+  if (!ready)
+    {
+      _cleanup_free_ char *detail = berth_strdup_printf ("%s (not tried: the backend is not ready)", helper);
+      fn (userdata, "berth-agent", true, detail ? detail : "?", NULL);
+      return;
+    }
+  /* Where it runs is the environment's to say: one throw-away
+     environment runs `true`, and its transport (or why not) is the
+     answer.  */
+  _cleanup_free_ char *why_not = NULL;
+  _cleanup_free_ char *st = doctor_try (ctx, backend, &why_not);
+  _cleanup_free_ char *detail = NULL;
+  if (st && strcmp (st, "agent") == 0)
+    detail = berth_strdup_printf ("commands run through the agent (%s; tried in a throw-away environment)", helper);
+  else if (st)
+    detail = berth_strdup_printf ("commands run one exec each here, not through the agent: %s", strncmp (st, "exec: ", 6) == 0 ? st + 6 : st);
+  else
+    detail = berth_strdup_printf ("not tried: a throw-away environment failed (%s)", why_not ? why_not : "?");
+  /* Informational: commands work either way, and an environment that
+     cannot be opened is the other checks' finding.  */
+  fn (userdata, "berth-agent", true, detail ? detail : "?", NULL);
 }
 
 const char *
@@ -977,6 +1100,7 @@ agent_start (berth_env *env, const berth_transport_call *call, const berth_start
   c->id = ++m->next_id;
   c->window = BERTH_AGENT_WINDOW;
   c->has_stdin = req->has_stdin;
+  c->runs_bash = req->argv[0] && strcmp (req->argv[0], "bash") == 0;
   c->ep = epoll_create1 (EPOLL_CLOEXEC);
   c->evfd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
   c->wfd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -25,11 +25,18 @@ BERTH_INTERNAL void berth_agent_env_free (berth_env *env);
    used, why), or NULL (not tried yet).  */
 BERTH_INTERNAL const char *berth_agent_status (berth_env *env);
 
-/* `berth doctor`: whether commands can run through the agent (its
-   program is there, it is not switched off).  Where an environment
-   cannot run it, its commands say transport exec and the debug log
-   (BERTH_DEBUG=agent) says why.  */
-BERTH_INTERNAL void berth_agent_doctor (berth_ctx *ctx, berth_check_fn fn, void *userdata);
+/* `berth doctor`: whether commands of BACKEND run through the agent and,
+   where they cannot, why: when the backend is READY, one throw-away
+   environment runs `true` and its transport is the answer (else: its
+   program is there, it is not switched off).  */
+BERTH_INTERNAL void berth_agent_doctor (berth_ctx *ctx, const char *backend, bool ready, berth_check_fn fn, void *userdata);
+
+/* The one-line error of an environment without bash (berth runs every
+   command with bash), naming the image and its key when it has one.  */
+BERTH_INTERNAL int berth_no_bash_error (berth_env *env, berth_error **reterr);
+/* True when sh in ENV says it has no bash (a probe through the exec
+   transport, for a command that could not start).  */
+BERTH_INTERNAL bool berth_env_lacks_bash (berth_env *env);
 
 /* agent-place.c */
 /* SHA-256 of LEN bytes at DATA as 64 hex digits and a NUL in HEX.  */

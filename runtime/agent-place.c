@@ -15,7 +15,13 @@
 
 /* ---- the scripts (POSIX sh: busybox's is enough) ---- */
 
-/* The candidate directories, in order (index 0, 1).  */
+/* The candidate directories, in order (index 0, 1).  A directory is used
+   only when it is ours alone (private): a real directory, not a symlink,
+   owned by our uid, that neither group nor others may write -- on a
+   shared /tmp another user could have made it first, with a socket in
+   it that would receive our commands.  `ls -ldn` is in every POSIX sh
+   environment (busybox too), unlike stat -c.  */
+#define PRIVATE_FN "private () { [ -d \"$1\" ] && [ ! -L \"$1\" ] || return 1; set -- $(ls -ldn \"$1\" 2>/dev/null); [ \"$3\" = \"$(id -u)\" ] || return 1; case $1 in d????" "-?" "?-*) return 0;; esac; return 1; }\n"
 #define DIRS "\"${TMPDIR:-/tmp}/.berth-agent-$tag\" \"${HOME:-/nonexistent}/.cache/berth/agent-$tag\""
 
 char *
@@ -27,7 +33,9 @@ berth_agent_start_script (const char *arch, const char *hash, const char *dir_ta
   return berth_strdup_printf ("arch='%s' hash='%s' tag='%s' sock='%s'\n"
                               "m=$(uname -m 2>/dev/null) || m=unknown\n"
                               "if [ \"$m\" != \"$arch\" ]; then echo \"BERTH-AGENT-NO:the environment's architecture is $m, the agent's $arch\"; exit 0; fi\n"
+                              PRIVATE_FN
                               "for d in " DIRS "; do\n"
+                              "  private \"$d\" || continue\n"
                               "  f=$d/berth-agent\n"
                               "  if [ -x \"$f\" ] && h=$(sha256sum \"$f\" 2>/dev/null) && [ \"${h%%%% *}\" = \"$hash\" ]; then\n"
                               "    exec \"$f\" --stdio --socket \"$d/$sock\"\n"
@@ -45,8 +53,11 @@ berth_agent_upload_script (const char *hash, const char *dir_tag)
      may run (a noexec /tmp is skipped by a probe script before any byte
      is sent).  Prints "BERTH-AGENT-OK", else "BERTH-AGENT-NO:<why>".  */
   return berth_strdup_printf ("hash='%s' tag='%s' why='no writable directory allows running programs'\n"
+                              PRIVATE_FN
                               "for d in " DIRS "; do\n"
-                              "  mkdir -p \"$d\" 2>/dev/null && chmod 700 \"$d\" 2>/dev/null || continue\n"
+                              "  [ -e \"$d\" ] || [ -L \"$d\" ] || { mkdir -p \"${d%%/*}\" 2>/dev/null; mkdir -m 700 \"$d\" 2>/dev/null; }\n"
+                              "  [ -L \"$d\" ] || chmod 700 \"$d\" 2>/dev/null\n"
+                              "  private \"$d\" || continue\n"
                               "  p=$d/.probe.$$\n"
                               "  if printf '#!/bin/sh\\nexit 0\\n' >\"$p\" 2>/dev/null && chmod 700 \"$p\" && \"$p\" 2>/dev/null; then rm -f \"$p\"; else\n"
                               "    rm -f \"$p\"; rmdir \"$d\" 2>/dev/null; continue\n"

@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -20,6 +21,7 @@
 #include "snapshot.h"
 #include "scope.h"
 #include "state.h"
+#include "agent-client.h"
 #include "wrapper.h"
 
 /* After the command reported its exit, output still in flight is read
@@ -44,9 +46,9 @@ struct berth_result
   berth_termination termination;
   char signal[20];         /* "SIGSEGV" when signaled, else "" */
   const char *transport;   /* "exec": a spawn of the exec prefix or the provider's start */
-  /* Hook for BERTH_TERMINATION_OOM / _LIMIT: set only by a backend that
-     can tell (a cgroup's oom_kill count, a limit it enforced), never
-     guessed from an exit status.  None can yet.  */
+  /* BERTH_TERMINATION_OOM / _LIMIT: set only when the transport can tell
+     (berth_proc_ops.termination: the agent's cgroup oom_kill count, a
+     limit's signal), never guessed from an exit status.  */
 };
 
 typedef struct exec_run
@@ -184,6 +186,8 @@ struct berth_exec
   berth_feed feed;
   bool started, finished, killed;
   int lost;
+  berth_termination end_how; /* the transport's word (berth_proc_ops.termination) */
+  int end_sig;
   int epfd, timerfd;
   int reg_stdin, reg_feed; /* fds registered in epfd for the stdin feed, or -1 */
 };
@@ -457,7 +461,14 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
   else if (x->lost)
     berth_job_finish (&x->job, BERTH_JOB_KILL);
   else
-    berth_job_end_status (&x->job, x->finished ? BERTH_JOB_WAIT : BERTH_JOB_DETACH, &status, &terr);
+    {
+      /* What the transport knows beyond the status (an OOM kill, a
+         limit), asked before the job is let go.  */
+      const berth_proc_ops *ops = x->job.proc.ops;
+      if (x->finished && ops && BERTH_HAS_FIELD (ops, berth_proc_ops, termination) && ops->termination)
+        x->end_how = ops->termination (x->job.proc.proc, &x->end_sig);
+      berth_job_end_status (&x->job, x->finished ? BERTH_JOB_WAIT : BERTH_JOB_DETACH, &status, &terr);
+    }
   berth_state_end (&x->run.state);
 
   /* Killed, but the kill did not reach the environment, or the command
@@ -499,6 +510,9 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
         }
       if (x->lost)
         return berth_error_errno (reterr, x->lost, "%s: lost the command's output", berth_env_backend (env));
+      /* 126/127: bash itself may be missing there (an image without it) */
+      if ((status == 126 || status == 127) && berth_env_lacks_bash (env))
+        return berth_no_bash_error (env, reterr);
       return berth_error_set (reterr, BERTH_E_BACKEND, "%s: could not run the command (exit %d)%s%s", berth_env_backend (env), status, line && *line ? ": " : "", line ? line : "");
     }
 
@@ -568,6 +582,16 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
   res->interrupted = x->killed && x->run.cancelled;
   if (x->killed)
     res->termination = x->run.cancelled ? BERTH_TERMINATION_INTERRUPTED : BERTH_TERMINATION_TIMEOUT;
+  else if (x->end_how == BERTH_TERMINATION_OOM || x->end_how == BERTH_TERMINATION_LIMIT)
+    {
+      /* the transport saw it: the OOM killer, a limit's signal */
+      res->termination = x->end_how;
+      const char *n = x->end_sig == SIGKILL ? "KILL" : x->end_sig == SIGXCPU ? "XCPU" : x->end_sig == SIGXFSZ ? "XFSZ" : NULL;
+      if (n)
+        snprintf (res->signal, sizeof res->signal, "SIG%s", n);
+      else if (x->end_sig > 0)
+        snprintf (res->signal, sizeof res->signal, "SIG%d", x->end_sig);
+    }
   else if (x->run.state.have_ec && x->run.state.have_sig)
     {
       /* the exit record says the command's shell died of a signal */

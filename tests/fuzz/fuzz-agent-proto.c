@@ -103,3 +103,112 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
   return 0;
 }
+
+#ifndef BERTH_LIBFUZZER
+/* The replay driver `make check` runs (tests/fuzz/fuzz-agent-proto-replay):
+   the files given, else a stream of every frame type the encoders make,
+   then mutations of it (bytes flipped, cut, removed), each fed to the
+   target above.  tests/fuzz/run-fuzz-agent.sh builds the libFuzzer one
+   with -DBERTH_LIBFUZZER.  */
+#include <stdio.h>
+
+static uint32_t rng = 2463534242u;
+
+static uint32_t
+next (void)
+{
+  rng ^= rng << 13;
+  rng ^= rng >> 17;
+  rng ^= rng << 5;
+  return rng;
+}
+
+static void
+seed_stream (berth_agent_buf *b)
+{
+  char *argv[] = { (char *) "bash", (char *) "-c", (char *) "true", NULL };
+  char *env[] = { (char *) "A=1", (char *) "PATH=/bin", NULL };
+  berth_agent_run run = { .flags = BERTH_AGENT_RUN_STDIN | BERTH_AGENT_RUN_FD3, .cwd = (char *) "/tmp", .argv = argv, .env = env };
+  berth_agent_run run2 = { .flags = BERTH_AGENT_RUN_PTY, .argv = argv, .env = NULL };
+  static const uint8_t list[] = { 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 9, 0, 0, 0, 0, 1, 0, 0, 0, 4, 'b', 'a', 's', 'h' };
+  if (berth_agent_put_hello (b, "0.0/1") < 0 || berth_agent_put_frame (b, BERTH_AGENT_FD3, 1, "echo hi\n", 8) < 0
+      || berth_agent_put_run (b, 1, &run) < 0 || berth_agent_put_run (b, 2, &run2) < 0
+      || berth_agent_put_frame (b, BERTH_AGENT_STDIN, 1, "input", 5) < 0 || berth_agent_put_frame (b, BERTH_AGENT_CLOSE_STDIN, 1, NULL, 0) < 0
+      || berth_agent_put_u32 (b, BERTH_AGENT_WINDOW_FRAME, 1, 4096) < 0 || berth_agent_put_u32 (b, BERTH_AGENT_STARTED, 1, 42) < 0
+      || berth_agent_put_frame (b, BERTH_AGENT_OUT, 1, "out", 3) < 0 || berth_agent_put_eof (b, 1, BERTH_AGENT_STREAM_OUT) < 0
+      || berth_agent_put_exit (b, 1, BERTH_AGENT_CAUSE_OOM, 9, "") < 0 || berth_agent_put_exit (b, 2, BERTH_AGENT_CAUSE_FAILED, 2, "no such file") < 0
+      || berth_agent_put_kill (b, 0, 0, 42, "job-token") < 0 || berth_agent_put_frame (b, BERTH_AGENT_LIST, 0, NULL, 0) < 0
+      || berth_agent_put_frame (b, BERTH_AGENT_LIST_REPLY, 0, list, sizeof list) < 0 || berth_agent_put_u32 (b, BERTH_AGENT_ATTACH, 3, 9) < 0
+      || berth_agent_put_u64 (b, BERTH_AGENT_PING, 0, 0x0102030405060708ull) < 0 || berth_agent_put_error (b, 0, "bye") < 0)
+    abort ();
+}
+
+static int
+run_file (const char *path)
+{
+  FILE *f = fopen (path, "rb");
+  uint8_t *buf = NULL;
+  size_t len = 0, cap = 0, n;
+  if (f == NULL)
+    {
+      perror (path);
+      return 1;
+    }
+  do
+    {
+      if (cap - len < 65536)
+        buf = realloc (buf, cap = len + 65536);
+      if (buf == NULL)
+        abort ();
+      n = fread (buf + len, 1, cap - len, f);
+      len += n;
+    }
+  while (n > 0);
+  fclose (f);
+  LLVMFuzzerTestOneInput (buf, len);
+  free (buf);
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc > 1)
+    {
+      for (int i = 1; i < argc; i++)
+        if (run_file (argv[i]))
+          return 1;
+      printf ("replayed %d inputs\n", argc - 1);
+      return 0;
+    }
+  berth_agent_buf seed = { 0 };
+  seed_stream (&seed);
+  size_t len = berth_agent_buf_pending (&seed), runs = 1;
+  LLVMFuzzerTestOneInput (seed.data + seed.off, len);
+  uint8_t *buf = malloc (len);
+  if (buf == NULL)
+    abort ();
+  for (int m = 0; m < 20000; m++)
+    {
+      size_t n = len;
+      memcpy (buf, seed.data + seed.off, len);
+      for (int k = 1 + (int) (next () % 4); k > 0 && n; k--)
+        {
+          size_t at = next () % n;
+          switch (next () % 4)
+            {
+            case 0: buf[at] = (uint8_t) next (); break;
+            case 1: buf[at] ^= (uint8_t) (1u << (next () % 8)); break;
+            case 2: n = at; break; /* cut */
+            default: memmove (buf + at, buf + at + 1, n - at - 1), n--; break;
+            }
+        }
+      LLVMFuzzerTestOneInput (buf, n);
+      runs++;
+    }
+  free (buf);
+  berth_agent_buf_free (&seed);
+  printf ("%zu inputs: no crash, every decoded RUN encoded back the same\n", runs);
+  return 0;
+}
+#endif

@@ -8,7 +8,17 @@
 #     command's tree is killed, and the next command recovers with a new
 #     agent;
 #   - an old agent binary in the environment's cache: replaced (docker,
-#     ssh).
+#     ssh);
+#   - the termination cause through the agent: a CPU time limit (bwrap,
+#     terminal.bwrap_cpu_seconds) is "limit" SIGXCPU, the OOM killer in a
+#     container with a memory limit (docker, terminal.container_memory)
+#     is "oom";
+#   - an image without bash (busybox only, built here offline): one line
+#     naming the fix, exit 125, through the agent and with
+#     BERTH_TRANSPORT=exec;
+#   - a cache directory another user made first on a shared /tmp, with
+#     the genuine binary and a listening socket in it: never used (ssh;
+#     and the agent itself never relays to a socket of another user).
 # Only what this script starts is killed: its own berth processes and
 # the agents of its own environments.
 . "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
@@ -143,7 +153,202 @@ old_agent ()
   is "$(jq -r .output <<<"$stdout")" "$want" "$b: the old agent was replaced by this build's"
 }
 
+# A planted listener (run as nobody): it logs every connection and byte
+# it receives to $1.log.
+plant_listener ()
+{
+  local sock=$1
+  setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c '
+import socket, sys, os
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(4)
+log = open(sys.argv[2], "ab", 0)
+while True:
+    c, _ = s.accept()
+    log.write(b"connected\n")
+    c.settimeout(5)
+    try:
+        while True:
+            b = c.recv(65536)
+            if not b: break
+            log.write(b)
+    except Exception: pass
+    c.close()
+' "$sock" "$2" &
+  PLANTED=$!
+  for _ in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
+}
+
+# planted_direct: the agent run by hand with --socket in a private
+# directory where another user's socket was moved: it neither connects to
+# it nor relays.
+planted_direct ()
+{
+  local agent d pd
+  agent=$(dirname "$BERTH")/agent/berth-agent
+  d=$TEST_TMP/private; pd=$TEST_TMP/nobody
+  chmod 755 "$TEST_TMP"
+  mkdir -m 700 "$d"; mkdir -m 777 "$pd"
+  : >"$pd/log"; chmod 666 "$pd/log"
+  plant_listener "$pd/sock" "$pd/log"
+  mv "$pd/sock" "$d/sock"
+  timeout 10 "$agent" --stdio --socket "$d/sock" </dev/null >/dev/null 2>&1
+  kill "$PLANTED" 2>/dev/null; wait "$PLANTED" 2>/dev/null
+  is "$(cat "$pd/log")" "" "agent: a socket of another user where the agent listens is never connected to"
+}
+
+# planted_ssh: another user made the ssh host's /tmp cache directory
+# first (the genuine binary in it, a listener at the socket path).
+planted_ssh ()
+{
+  local e=apssh$$ want tag d
+  ENVS+=("$e")
+  want=$(sha256sum "$(dirname "$BERTH")/agent/berth-agent" | cut -d' ' -f1)
+  tag=$("$BERTH" version --json | jq -r .version)-${want:0:12}
+  d=/tmp/.berth-agent-$tag
+  rm -rf "$d" "$BERTH_SSHD_HOME/.cache/berth/agent-$tag"
+  install -d -o nobody -g nogroup -m 0755 "$d"
+  install -o nobody -g nogroup -m 0755 "$(dirname "$BERTH")/agent/berth-agent" "$d/berth-agent"
+  : >"$TEST_TMP/planted.log"; chmod 666 "$TEST_TMP/planted.log"
+  chmod 755 "$TEST_TMP"
+  plant_listener "$d/s-$e" "$TEST_TMP/planted.log"
+  run --config "$BERTH_SSHD_CONFIG" exec -b ssh -e "$e" --json -- 'echo hi'
+  is "$rc:$(jq -r '(.output|rtrimstr("\n")) + " " + .transport' <<<"$stdout")" "0:hi agent" "ssh: with another user's directory at the cache path, commands still run through the agent"
+  is "$(cat "$TEST_TMP/planted.log")" "" "ssh: the planted listener received nothing"
+  kill "$PLANTED" 2>/dev/null; wait "$PLANTED" 2>/dev/null
+  "$BERTH" --config "$BERTH_SSHD_CONFIG" rm "$e" >/dev/null 2>&1
+  rm -rf "$d" "$BERTH_SSHD_HOME/.cache/berth/agent-$tag"
+}
+
+# other_version: an agent of another version listens where berth looks
+# (the local environment's socket): the next command stops it and runs
+# through an agent of this version (never falls back to exec).
+other_version ()
+{
+  local e=avlocal$$ other sock oldpid
+  other=$(dirname "$BERTH")/tests/integration/berth-agent-other
+  [ -x "$other" ] || { not_ok "local: another version's agent: $other is not built (make check builds it)"; return; }
+  ENVS+=("$e")
+  start_bg exec -b local -e "$e" -- 'sleep 2'
+  sock=
+  for _ in $(seq 1 50); do
+    sock=$(find "$XDG_RUNTIME_DIR/berth/$e" -name "agent-*.sock" 2>/dev/null | head -1)
+    [ -n "$sock" ] && break
+    sleep 0.1
+  done
+  finish_bg
+  [ -n "$sock" ] || { not_ok "local: the agent's socket was not found under $XDG_RUNTIME_DIR"; return; }
+  for _ in $(seq 1 50); do [ -e "$sock" ] || break; sleep 0.1; done
+  { sleep 600 | "$other" --stdio --socket "$sock" >/dev/null 2>&1; } &
+  OTHER_JOB=$!
+  for _ in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
+  oldpid=$(pgrep -f -n "^$other --stdio --socket $sock")
+  run exec -b local -e "$e" --json -- 'echo hi'
+  is "$rc:$(jq -r '(.output|rtrimstr("\n")) + " " + .transport' <<<"$stdout")" "0:hi agent" "local: with an agent of another version at the socket, the next command runs through the agent"
+  for _ in $(seq 1 30); do
+    # gone, or a zombie its parent has yet to reap
+    kill -0 "$oldpid" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$oldpid/stat" 2>/dev/null)" != Z ] || break
+    sleep 0.1
+  done
+  if [ -n "$oldpid" ] && { ! kill -0 "$oldpid" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$oldpid/stat" 2>/dev/null)" = Z ]; }; then
+    ok "local: the agent of another version is gone"
+  else
+    not_ok "local: the agent of another version is gone (pid ${oldpid:-?} still runs)"
+    diag "$(ps -o pid,ppid,stat,args -p "${oldpid:-1}" 2>&1)"
+    [ -n "$oldpid" ] && kill -9 "$oldpid" 2>/dev/null
+  fi
+  pkill -P "$OTHER_JOB" sleep 2>/dev/null
+  wait "$OTHER_JOB" 2>/dev/null
+}
+
+# termination_docker: a memory hog in a 64 MB container is "oom"; a
+# SIGKILL of our own is not.
+termination_docker ()
+{
+  local e=atdocker$$ cfg=$TEST_TMP/docker-mem.yaml
+  printf 'terminal:\n  docker_image: berth-test:latest\n  container_memory: 64\n' >"$cfg"
+  CONF=$cfg
+  ENVS+=("$e")
+  run --config "$cfg" exec -b docker -e "$e" --json -- 'head -c 500m /dev/zero | tail'
+  is "$rc:$(jq -r '[.exit_code, .termination.kind, .termination.signal, .transport] | join(" ")' <<<"$stdout")" "137:137 oom SIGKILL agent" \
+    "docker: a memory hog over terminal.container_memory ends with termination oom (SIGKILL)"
+  run --config "$cfg" exec -b docker -e "$e" --json -- 'sh -c "kill -9 \$\$"'
+  is "$(jq -r .termination.kind <<<"$stdout")" exited "docker: a SIGKILL that is not the OOM killer's is not oom"
+}
+
+# termination_bwrap: a busy loop under terminal.bwrap_cpu_seconds: 1 is
+# "limit" (SIGXCPU).
+termination_bwrap ()
+{
+  local cfg=$TEST_TMP/bwrap-cpu.yaml
+  printf 'terminal:\n  bwrap_cpu_seconds: 1\n' >"$cfg"
+  run --config "$cfg" exec -b bwrap --json -- 'while :; do :; done'
+  is "$rc:$(jq -r '[.exit_code, .termination.kind, .termination.signal, .transport] | join(" ")' <<<"$stdout")" "152:152 limit SIGXCPU agent" \
+    "bwrap: a busy loop over terminal.bwrap_cpu_seconds ends with termination limit (SIGXCPU)"
+}
+
+# no_bash: an image with busybox only (docker import of a static busybox,
+# as setup/docker.sh makes berth-test).
+no_bash ()
+{
+  local img=berth-test-nobash:latest root t
+  if ! docker image inspect "$img" >/dev/null 2>&1; then
+    root=$(mktemp -d "$TEST_TMP/nobash.XXXXXX")
+    mkdir -p "$root"/{bin,etc,root,tmp}
+    cp "$(readlink -f "$(command -v busybox)")" "$root/bin/busybox"
+    for a in $(busybox --list-full); do
+      [ "${a##*/}" = bash ] && continue
+      mkdir -p "$root/$(dirname "$a")"
+      [ -e "$root/$a" ] || ln -s /bin/busybox "$root/$a"
+    done
+    echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
+    tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/sbin:/usr/bin:/sbin:/bin' -c 'CMD ["/bin/sh"]' - "$img" >/dev/null \
+      || { not_ok "docker: build $img"; return; }
+    rm -rf "$root"
+  fi
+  printf 'terminal:\n  docker_image: %s\n' "$img" >"$TEST_TMP/nobash.yaml"
+  for t in agent exec; do
+    if [ $t = exec ]; then export BERTH_TRANSPORT=exec; fi
+    run --config "$TEST_TMP/nobash.yaml" exec -b docker -- echo hi
+    unset BERTH_TRANSPORT
+    is "$rc" 125 "docker ($t): an image without bash is a berth error (125)"
+    like "$stderr" "berth: docker: the image $img has no bash; berth runs commands with bash: use an image that has it (terminal.docker_image)" \
+      "docker ($t): one line says the image has no bash and names the key"
+    check "docker ($t): in one line" one_line "$stderr"
+  done
+}
+
+# doctor_bench: berth doctor says per backend whether commands run
+# through the agent, and why not when they cannot; berth bench shows the
+# transport next to the ratio.
+doctor_bench ()
+{
+  local d
+  run doctor -b local --json
+  d=$(jq -r '.[0].checks[] | select(.check == "berth-agent") | .detail' <<<"$stdout")
+  like "$d" "commands run through the agent*" "doctor: local commands run through the agent"
+  mkdir -p "$TEST_TMP/badagent"
+  printf '#!/bin/sh\nexit 3\n' >"$TEST_TMP/badagent/berth-agent"
+  chmod 755 "$TEST_TMP/badagent/berth-agent"
+  BERTH_LIBEXECDIR=$TEST_TMP/badagent${BERTH_LIBEXECDIR:+:$BERTH_LIBEXECDIR} run doctor -b local --json
+  d=$(jq -r '.[0].checks[] | select(.check == "berth-agent") | .detail' <<<"$stdout")
+  like "$d" "commands run one exec each here, not through the agent: the agent *" "doctor: an agent that cannot run says why ($d)"
+  run bench -b local -n 3 --json
+  is "$rc:$(jq -r .transport <<<"$stdout")" 0:agent "bench --json: the transport"
+  BERTH_TRANSPORT=exec run bench -b local -n 3
+  like "$stdout" "*ratio (median): *x (transport exec)*" "bench: the transport next to the ratio"
+}
+
+CAN_PLANT=
+[ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && [ -x /usr/bin/python3 ] && command -v setpriv >/dev/null && CAN_PLANT=1
+if [ -n "$CAN_PLANT" ]; then
+  planted_direct
+else
+  skip_case "agent: a planted socket" "needs root, the user nobody, setpriv and /usr/bin/python3"
+fi
 suite local ""
+other_version
+doctor_bench
 
 if ! command -v docker >/dev/null || ! docker image inspect berth-test:latest >/dev/null 2>&1; then
   skip_case "docker: the agent's faults" "no engine with berth-test:latest (tests/integration/setup/docker.sh)"
@@ -151,6 +356,8 @@ else
   printf 'terminal:\n  docker_image: berth-test:latest\n' >"$TEST_TMP/docker.yaml"
   suite docker "$TEST_TMP/docker.yaml"
   old_agent docker "$TEST_TMP/docker.yaml"
+  termination_docker
+  if command -v busybox >/dev/null; then no_bash; else skip_case "docker: an image without bash" "busybox is not installed"; fi
 fi
 
 SSHD_ENV=${BERTH_SSHD_DIR:-/tmp/berth-sshd}/env
@@ -160,11 +367,17 @@ else
   . "$SSHD_ENV"
   suite ssh "$BERTH_SSHD_CONFIG"
   old_agent ssh "$BERTH_SSHD_CONFIG"
+  if [ -n "$CAN_PLANT" ]; then
+    planted_ssh
+  else
+    skip_case "ssh: a planted cache directory" "needs root, the user nobody, setpriv and /usr/bin/python3"
+  fi
 fi
 
 if ! "$BERTH" backends 2>/dev/null | grep -q '^bwrap *ready'; then
   skip_case "bwrap: the agent's faults" "the bwrap backend is not ready here"
 else
   suite bwrap ""
+  termination_bwrap
 fi
 done_testing

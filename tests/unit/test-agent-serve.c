@@ -271,8 +271,10 @@ test_pty (void **state)
 static void
 test_detached_attach (void **state)
 {
-  char sock[108], marker[64], script[256];
-  snprintf (sock, sizeof sock, "/tmp/berth-agent-test-%ld.sock", (long) getpid ());
+  char dir[64] = "/tmp/berth-agent-test-XXXXXX", sock[108], marker[64], script[256];
+  /* the agent listens only in a directory private to its user */
+  assert_non_null (mkdtemp (dir));
+  snprintf (sock, sizeof sock, "%s/s", dir);
   snprintf (marker, sizeof marker, "sleep 41.%ld", (long) getpid ());
   snprintf (script, sizeof script, "echo early; %s; echo late", marker);
   conn c = start_agent (sock);
@@ -320,6 +322,21 @@ test_detached_attach (void **state)
   close_conn (&s);
   agent_exits (&c);
   assert_int_equal (access (sock, F_OK), -1); /* its socket goes with it */
+  rmdir (dir);
+}
+
+/* A socket path in a directory others may write (a shared /tmp): the
+   agent serves its stdio but neither listens nor connects there.  */
+static void
+test_public_dir_refused (void **state)
+{
+  char sock[108];
+  snprintf (sock, sizeof sock, "/tmp/berth-agent-test-%ld.sock", (long) getpid ());
+  conn c = start_agent (sock);
+  hello (&c);
+  assert_int_equal (access (sock, F_OK), -1);
+  close_conn (&c);
+  agent_exits (&c);
 }
 
 /* The controller goes: the foreground tree (a setsid escapee and an
@@ -383,6 +400,7 @@ main (void)
     }
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_run_and_exit),  cmocka_unit_test (test_pty),         cmocka_unit_test (test_detached_attach),
+    cmocka_unit_test (test_public_dir_refused),
     cmocka_unit_test (test_controller_gone), cmocka_unit_test (test_refuses_garbage),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -475,8 +475,10 @@ BERTH_EXPORT berth_exec *berth_exec_free (berth_exec *exec);
 /* How the command ended.  SIGNALED only when the exit record says the
    command's shell died of a signal (`kill -SEGV $$`; the exit code stays
    128+N); a child process killed by a signal is 128+N to bash and
-   stays EXITED.  OOM and LIMIT are reserved for backends that can tell
-   (none yet): never guessed from an exit status.  */
+   stays EXITED.  OOM (the kernel's OOM killer) and LIMIT (a resource
+   limit's signal: SIGXCPU, SIGXFSZ) only when the transport saw it (the
+   agent: its cgroup's OOM-kill count, the limits it runs under), never
+   guessed from an exit status.  */
 typedef enum berth_termination
 {
   BERTH_TERMINATION_EXITED,
@@ -490,7 +492,8 @@ BERTH_EXPORT berth_termination berth_result_termination (const berth_result *r);
 /* "exited", "signaled", "timeout", "interrupted", "oom", "limit"; NULL
    for a value this library does not know.  */
 BERTH_EXPORT const char *berth_termination_name (berth_termination t);
-/* "SIGSEGV" when SIGNALED, else NULL.  */
+/* "SIGSEGV" when SIGNALED, the signal when OOM ("SIGKILL") or LIMIT
+   ("SIGXCPU"), else NULL.  */
 BERTH_EXPORT const char *berth_result_signal (const berth_result *r);
 /* How the command reached the environment: "exec" (a spawn of the
    backend's exec prefix, or its start callback); "agent" is to come.  */

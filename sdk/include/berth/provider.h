@@ -77,6 +77,15 @@ typedef struct berth_proc_ops
      process group, session or cgroup there).  0 when delivered; -ENOTSUP
      to have libberth run its kill script through the transport instead. */
   int (*kill) (void *proc, int signal, berth_error **reterr);
+  /* Optional (appended to ABI 2 in 0.2.x; check with BERTH_HAS_FIELD):
+     after end of stream, how the command ended when the transport knows
+     more than its status -- BERTH_TERMINATION_OOM (the kernel's OOM
+     killer, seen in its cgroup's memory.events) or BERTH_TERMINATION_LIMIT
+     (a resource limit it hit: SIGXCPU, SIGXFSZ), with the signal in
+     *RET_SIGNAL.  Any other value: nothing more than wait's status.  It
+     may wait for the exit as wait does; wait is still called after it.
+     Never a guess from an exit status alone.  */
+  berth_termination (*termination) (void *proc, int *ret_signal);
 } berth_proc_ops;
 
 struct berth_proc
