@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "proto.h"
+#include "pty-run.h"
 
 /* A test build (tests/integration/berth-agent-other) says another version.  */
 #ifdef BERTH_AGENT_TEST_VERSION
@@ -1755,6 +1756,10 @@ serve (void)
 int
 main (int argc, char **argv)
 {
+  /* Not the agent: the helper of a background process run on a pty
+     (pty-run.c), started by the process's start script.  */
+  if (argc >= 3 && strcmp (argv[1], "--pty-run") == 0 && strcmp (argv[2], "--") == 0)
+    return agent_pty_run (argv + 3);
   bool stdio = false;
   const char *sock = NULL;
   for (int i = 1; i < argc; i++)
@@ -1770,7 +1775,7 @@ main (int argc, char **argv)
         sock = argv[++i];
       else
         {
-          fprintf (stderr, "usage: berth-agent --stdio [--socket PATH] | --version\n"
+          fprintf (stderr, "usage: berth-agent --stdio [--socket PATH] | --pty-run -- COMMAND... | --version\n"
                            "berth-agent is started by berth inside an environment; it is not run by hand.\n");
           return 2;
         }

@@ -119,6 +119,7 @@ enum
   CLI_OPT_AGENT,
   CLI_OPT_IDLE,
   CLI_OPT_SOCKET,
+  CLI_OPT_PTY,
 };
 
 typedef struct cli_option

@@ -20,7 +20,7 @@
 typedef struct proc_opts
 {
   const char *name, *cwd, *id;
-  bool json, follow, has_stdin;
+  bool json, follow, has_stdin, pty;
   int first; /* index of the first operand */
 } proc_opts;
 
@@ -46,6 +46,9 @@ parse (int argc, char **argv, bool want_command, bool want_id, proc_opts *po, in
         break;
       case CLI_OPT_STDIN:
         po->has_stdin = true;
+        break;
+      case CLI_OPT_PTY:
+        po->pty = true;
         break;
       case CLI_OPT_JSON:
         po->json = cli_json = true;
@@ -131,6 +134,7 @@ cmd_start (const cli_opts *o, int argc, char **argv)
   spec.command = command;
   spec.cwd = po.cwd;
   spec.has_stdin = po.has_stdin;
+  spec.pty = po.pty;
   if (berth_env_start_process (c.env, &spec, &c.proc, &err) < 0)
     return close_call (&c, cli_fail_err (err));
   if (po.json)

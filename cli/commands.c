@@ -76,6 +76,7 @@ static const cli_option start_options[] = {
   OPT_ENV ("the named environment (it must exist)"),
   { 'C', "cwd", CLI_VALUE_DIR, "DIR", "working directory (default: the environment's)" },
   { CLI_OPT_STDIN, "stdin", CLI_VALUE_NONE, NULL, "give it a stdin (berth attach feeds it), else /dev/null" },
+  { CLI_OPT_PTY, "pty", CLI_VALUE_NONE, NULL, "run it on a terminal of its own (80x24; needs berth-agent there)" },
   OPT_JSON ("print {schema_version, id, env}"),
   { 0 },
 };
@@ -235,11 +236,13 @@ const cli_command cli_commands[] = {
     "a DEST ending in / (or an existing directory here) gets SRC's name.\n"
     "The environment must exist (berth ls).  Files up to 1 GiB.",
     NULL, CLI_VALUE_FILE },
-  { "start", cmd_start, "-e NAME [-C DIR] [--stdin] [--json] [--] COMMAND...", "start a background process (prints its id)",
+  { "start", cmd_start, "-e NAME [-C DIR] [--stdin] [--pty] [--json] [--] COMMAND...", "start a background process (prints its id)",
     "Start COMMAND in the named environment NAME as a background process: it\n"
     "runs there with the environment's cwd and exported state, in a session of\n"
     "its own, until it ends or is stopped, whatever happens to this berth.\n"
-    "Prints its id (berth ps, logs, attach, stop).",
+    "Prints its id (berth ps, logs, attach, stop).  With --pty its stdin and\n"
+    "stdout are a terminal of its own (a program that wants one: a REPL, a\n"
+    "pager); that needs berth-agent in the environment (berth doctor).",
     start_options, CLI_VALUE_COMMAND },
   { "ps", cmd_ps, "[-e NAME] [--json]", "list background processes",
     "List the background processes of NAME: running, exited N, signaled N,\n"

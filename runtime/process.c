@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
@@ -49,6 +50,14 @@
 #define ALIVE_FN                                                                                                      \
   "alive () { [ -n \"$1\" ] && kill -0 \"$1\" 2>/dev/null || return 1; local s; IFS= read -r s 2>/dev/null </proc/$1/stat || return 0;" \
   " case ${s##*) } in Z*) return 1 ;; esac; }\n"
+/* A process on a pty runs its wrapper through `berth-agent --pty-run`
+   (agent/pty-run.c): the agent placed in the environment, which is the
+   parent of every script it runs; where the transport is exec there is
+   none, and the start script says so with PTY_NO_AGENT.  */
+#define PTY_NO_AGENT 5
+#define PTY_FIND_AGENT                                                                                                \
+  "pty=$(readlink /proc/$PPID/exe 2>/dev/null)\n"                                                                      \
+  "case $pty in */berth-agent) ;; *) exit 5 ;; esac\n"
 #define PROCESS_REPLAY_MAX (1u << 20)
 #define PROCESS_CALL_TIMEOUT_S 30.0
 #define PROCESS_KILL_TIMEOUT_S 10.0
@@ -301,13 +310,15 @@ berth_env_start_process (berth_env *env, const berth_process_spec *spec, berth_p
   };
   _cleanup_free_ char *wrapper = berth_script_build (&ss);
   _cleanup_free_ char *qcmd = berth_shell_quote (spec->command);
+  bool pty = spec->size >= offsetof (berth_process_spec, pty) + sizeof spec->pty && spec->pty;
   if (wrapper == NULL || qcmd == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
   /* Everything the detached parts hold is redirected: the start script's
      streams end with it.  Each part is a session of its own, so neither
      the end of the transport's session (ssh) nor its process group takes
      it along.  */
-  _cleanup_free_ char *body = xasprintf ("umask 077\n"
+  _cleanup_free_ char *body = xasprintf ("%s"
+                                         "umask 077\n"
                                          "mkdir -p \"$d\" || exit 2\n"
                                          "cat > \"$d/run.sh\" || exit 2\n"
                                          "printf '%%s' %s > \"$d/cmd\"\n"
@@ -315,11 +326,11 @@ berth_env_start_process (berth_env *env, const berth_process_spec *spec, berth_p
                                          "printf '%%(%%s)T\\n' -1 > \"$d/started\"\n"
                                          ": > \"$d/out\"; : > \"$d/state\"\n"
                                          "%s"
-                                         "setsid bash -c 'bash \"$1/run.sh\" <\"$2\" >\"$1/out\" 2>\"$1/state\"; echo $? >\"$1/exit.tmp\"; mv \"$1/exit.tmp\" \"$1/exit\"; [ -f \"$1/holder\" ] && kill \"$(cat \"$1/holder\")\" 2>/dev/null' "
-                                         "berth-process \"$d\" %s </dev/null >/dev/null 2>&1 &\n"
+                                         "setsid bash -c '${3:+\"$3\" --pty-run --} bash \"$1/run.sh\" <\"$2\" >\"$1/out\" 2>\"$1/state\"; echo $? >\"$1/exit.tmp\"; mv \"$1/exit.tmp\" \"$1/exit\"; [ -f \"$1/holder\" ] && kill \"$(cat \"$1/holder\")\" 2>/dev/null' "
+                                         "berth-process \"$d\" %s \"$pty\" </dev/null >/dev/null 2>&1 &\n"
                                          "echo $! > \"$d/pid\"\n"
                                          "echo $!\n",
-                                         qcmd, token,
+                                         pty ? PTY_FIND_AGENT : "pty=\n", qcmd, token,
                                          spec->has_stdin ? "mkfifo \"$d/in\" || exit 2\n"
                                                            "setsid sleep 2147483647 >\"$d/in\" </dev/null 2>/dev/null &\n"
                                                            "echo $! > \"$d/holder\"\n"
@@ -332,6 +343,9 @@ berth_env_start_process (berth_env *env, const berth_process_spec *spec, berth_p
   berth_buf_free (&out);
   if (r < 0)
     return r;
+  if (pty && r == PTY_NO_AGENT)
+    return berth_error_set (reterr, ENOTSUP, "%s: a process on a pty needs berth-agent in the environment, and commands run here without it (berth doctor -b %s says why)",
+                            berth_env_backend (env), berth_env_backend (env));
   if (r != 0 || pid <= 0)
     return berth_error_set (reterr, BERTH_E_BACKEND, "%s: the process could not be started in the environment (exit %d)", berth_env_backend (env), r);
   record_write (env, id, spec->command);

@@ -180,7 +180,7 @@ m_start_process (req *r)
   berth_process *p = NULL;
   berth_error *err = NULL;
   if (e == NULL || !get_string (r, "command", true, &spec.command) || !get_string (r, "cwd", false, &spec.cwd)
-      || !get_bool (r, "stdin", false, &spec.has_stdin))
+      || !get_bool (r, "stdin", false, &spec.has_stdin) || !get_bool (r, "pty", false, &spec.pty))
     return;
   int rc = berth_env_start_process (e->env, &spec, &p, &err);
   if (rc < 0)

@@ -571,12 +571,13 @@ class Environment:
             self._closed = True
 
     # -- background processes --
-    def start_process(self, command, cwd=None, stdin=False):
+    def start_process(self, command, cwd=None, stdin=False, pty=False):
         """Start COMMAND (one shell string) as a background process
-        (-> Process), with the environment's cwd and exported state."""
+        (-> Process), with the environment's cwd and exported state; with
+        pty=True on a terminal of its own (needs berth-agent there)."""
         if not isinstance(command, str):
             command = " ".join(shlex.quote(str(w)) for w in command)
-        r = self._req("start_process", {"command": command, "cwd": cwd, "stdin": bool(stdin)})
+        r = self._req("start_process", {"command": command, "cwd": cwd, "stdin": bool(stdin), "pty": bool(pty)})
         return Process(self, r["process"], has_stdin=bool(stdin))
 
     def attach_process(self, pid):

@@ -285,6 +285,15 @@ like "$(head -n1 "$TEST_TMP/big.out" | cut -c1-60):$(tail -n1 "$TEST_TMP/big.out
 check "… at most ~1 MiB of it ($bsize bytes)" test "$bsize" -le $((1048576 + 100))
 pid2=$(pst --stdin -- 'while read -r l; do echo "got $l"; done; echo eof')
 is "$(printf 'a b\nc\n' | timeout 30 "$BERTH" attach -e "$PR" "$pid2")" $'got a b\ngot c\neof' "processes: stdin round trip through attach, EOF at its end"
+# --pty: a terminal of its own through the agent; without it, refused in one line
+if [ "$want_t" = agent ]; then
+  ppty=$(pst --pty --stdin -- 'tty; stty size; read -r l; echo "got $l"')
+  like "$(printf 'hi\n' | timeout 30 "$BERTH" attach -e "$PR" "$ppty" | tr '\r\n' '  ')" "/dev/pts/* 24 80 *got hi *" \
+    "processes: --pty runs it on a terminal of its own (80x24), fed by attach"
+else
+  "$BERTH" start -e "$PR" --pty -- tty >/dev/null 2>"$TEST_TMP/err"
+  like "$?:$(cat "$TEST_TMP/err")" "125:berth: *a process on a pty needs berth-agent*" "processes: --pty without the agent: 125, one line saying it needs berth-agent"
+fi
 pid3=$(pst -- 'exit 3')
 pid4=$(pst -- 'kill -9 $$')
 pid5=$(pst -- 'setsid sleep 300 & echo $! > "/tmp/child-'"$TAG"'"; sleep 300')

@@ -383,6 +383,9 @@ typedef struct berth_process_spec
   const char *command; /* one shell string, run by bash */
   const char *cwd;     /* NULL: the environment's cwd */
   bool has_stdin;      /* berth_process_write feeds it; else /dev/null */
+  bool pty;            /* its stdin and stdout a terminal of its own (80x24);
+                          needs berth-agent in the environment: ENOTSUP
+                          where commands run without it (transport exec) */
 } berth_process_spec;
 #define BERTH_PROCESS_SPEC_INIT { .size = sizeof (berth_process_spec) }
 enum
