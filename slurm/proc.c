@@ -9,7 +9,11 @@
    - srun failing before the step started (slurmctld gone, the
      allocation gone) is an error naming srun, never an exit status;
    - a command whose allocation ended under it (scancel from outside,
-     the time limit, a node failure) is an error, never a result.  */
+     the time limit, a node failure) is an error, never a result.
+   berth-agent's start (BERTH_START_AGENT) is one such step too, whose
+   stream carries every command of the berth process; agent.c first
+   starts the agent that serves a named environment in a step of its
+   own.  That stream ending with the allocation is the same error.  */
 #include "config.h"
 
 #include "slurm-private.h"
@@ -42,6 +46,7 @@ typedef struct slurm_proc
   size_t errtail_len;
   slurm_shared *shared;
   bool sig_checked, dropping; /* the wrapper died of a signal: see forward_err */
+  bool agent; /* the agent's stream (BERTH_START_AGENT): see agent.c */
 } slurm_proc;
 
 slurm_shared *
@@ -273,9 +278,11 @@ sp_wait (void *proc, int *ret_status, berth_error **reterr)
   int r = p->inner.ops->wait (p->inner.proc, ret_status, reterr);
 
   p->reaped = true;
-  if (r < 0 || *ret_status == 0)
+  /* The agent's stream ended (with any status): the allocation may have
+     ended under it, which only Slurm can say.  */
+  if (r < 0 || (*ret_status == 0 && !p->agent))
     return r;
-  if (p->step[0] == '\0')
+  if (p->step[0] == '\0' && *ret_status != 0)
     {
       /* srun gave up before the step ran anything */
       char *last = slurm_last_line (p->errtail, 300), *ping = NULL;
@@ -319,7 +326,7 @@ sp_free (void *proc)
   /* Let go before the command ended, and not after the wrapper reported
      its exit (then background children hold the streams, and they stay):
      the step goes too.  */
-  if (!p->reaped && p->step[0] != '\0' && !p->saw_ec)
+  if (!p->reaped && p->step[0] != '\0' && !p->saw_ec && !p->agent)
     {
       berth_error *err = NULL;
       if (slurm_scancel (&p->bins, p->step, true, SLURM_STEP_KILL_TIMEOUT, &err) < 0)
@@ -370,6 +377,11 @@ slurm_proc_start_cmd (berth_env *env, slurm_env *s, const berth_start_req *req, 
     return berth_error_set (reterr, ENOTSUP, "slurm: commands run as the user who holds the allocation; cannot switch to '%s'",
                             req->user);
   bool script = BERTH_HAS_FIELD (req, berth_start_req, flags) && (req->flags & BERTH_START_SHELL_SCRIPT);
+  bool agent = BERTH_HAS_FIELD (req, berth_start_req, flags) && (req->flags & BERTH_START_AGENT);
+  /* The agent's start: in a named environment, one that serves the
+     socket in a step of its own first (agent.c); this one relays.  */
+  if (agent && slurm_agent_serve (env, s, req) < 0)
+    return berth_error_set (reterr, ENOMEM, "slurm: out of memory");
   argv = slurm_prefix_argv (s->bins.srun, s->job, s->cpus, false, true, script, s->apptainer, s->image);
   for (size_t i = 0; argv && req->argv[i]; i++)
     if (berth_strv_push (&argv, req->argv[i]) < 0)
@@ -387,6 +399,7 @@ slurm_proc_start_cmd (berth_env *env, slurm_env *s, const berth_start_req *req, 
   p->bins.squeue = strdup (s->bins.squeue);
   p->bins.scontrol = strdup (s->bins.scontrol);
   p->watch_ec = script;
+  p->agent = agent;
   if (p->job == NULL || p->bins.scancel == NULL || p->bins.squeue == NULL || p->bins.scontrol == NULL)
     {
       berth_strv_free (argv);

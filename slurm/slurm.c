@@ -710,9 +710,10 @@ const berth_provider_ops berth_slurm_provider = {
   .exec_prefix = slurm_exec_prefix,
   .start = slurm_start,
   .gc = slurm_gc,
+  /* Commands go through berth-agent (the runtime's agent transport over
+     this start): a step ends with its srun, so in a named environment
+     the agent serves from a step of its own (agent.c).  */
   .start_flags = BERTH_PREFIX_PASSES_ENV,
-  /* a step ends with its srun: no agent living on in one */
-  .hints = BERTH_HINT_NO_AGENT,
 };
 
 BERTH_PROVIDER_EXPORT (berth_slurm_provider)
