@@ -19,10 +19,12 @@
 #include "slurm-private.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HEAD_MAX 256
@@ -318,11 +320,40 @@ sp_wait (void *proc, int *ret_status, berth_error **reterr)
 }
 
 static void
+sink_drop (void *userdata, int stream, const char *data, size_t len)
+{
+  (void) userdata, (void) stream, (void) data, (void) len;
+}
+
+/* The agent's stream let go of: its stdin closed, its relay ends and the
+   step with it, srun reporting the end (within BOUND_MS; a killed srun
+   leaves its slurmstepd waiting to tell it, and the job COMPLETING, for
+   seconds: no new allocation on the node meanwhile).  */
+static void
+agent_stream_end (slurm_proc *p, int bound_ms)
+{
+  struct timespec t0, t;
+  if (p->inner.ops->close_stdin)
+    p->inner.ops->close_stdin (p->inner.proc);
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  for (;;)
+    {
+      clock_gettime (CLOCK_MONOTONIC, &t);
+      int left = bound_ms - (int) ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+      struct pollfd pf = { p->inner.fd, POLLIN, 0 };
+      if (left <= 0 || poll (&pf, 1, left) < 0 || p->inner.ops->pump (p->inner.proc, sink_drop, NULL) <= 0)
+        break;
+    }
+}
+
+static void
 sp_free (void *proc)
 {
   slurm_proc *p = proc;
   if (p == NULL)
     return;
+  if (p->agent && !p->reaped && p->inner.ops && p->inner.fd >= 0)
+    agent_stream_end (p, 1000);
   /* Let go before the command ended, and not after the wrapper reported
      its exit (then background children hold the streams, and they stay):
      the step goes too.  */

@@ -121,9 +121,15 @@ check "... nor the agent's step (its srun ended)" no_proc "srun --jobid=$ja .*--
 
 # --- a throw-away environment: its allocation goes with the command ---
 r=$(bx --json -- 'echo $SLURM_JOB_ID')
+t0=$(now_ms)
 tj=$(field "$r" output)
 check "a throw-away command runs in an allocation ($tj)" test -n "$tj"
 check "... which is gone after it" gone "berth-$(field "$r" env)"
+# its steps end as Slurm wants them to (srun told, not killed: else
+# slurmstepd waits seconds to tell it, the job stays COMPLETING and the
+# node takes no new allocation meanwhile)
+el=$(($(now_ms) - t0))
+check "... at once, COMPLETING included ($el ms < 1500)" test "$el" -lt 1500
 
 # --- gc: allocations whose berth was killed ---
 "$BERTH" exec -b slurm -- 'sleep 300' >/dev/null 2>&1 &
