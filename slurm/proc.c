@@ -18,12 +18,19 @@
 
 #include "slurm-private.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +56,9 @@ typedef struct slurm_proc
   slurm_shared *shared;
   bool sig_checked, dropping; /* the wrapper died of a signal: see forward_err */
   bool agent; /* the agent's stream (BERTH_START_AGENT): see agent.c */
+  bool tcp_tried;
+  int tcp[4]; /* srun's connections to the step (agent_tcp_setup) */
+  size_t n_tcp;
 } slurm_proc;
 
 slurm_shared *
@@ -223,12 +233,129 @@ my_sink (void *userdata, int stream, const char *data, size_t len)
     forward_err (c, data, len);
 }
 
+/* The agent's stream crosses srun's I/O connection to slurmstepd in
+   messages of at most 1 KiB; Slurm (22.05) leaves Nagle's algorithm on
+   for it, so the second message of a burst waits for the peer's delayed
+   ACK: 44 ms for each frame of more than 1 KiB either way (a command's
+   script, its environment), 0.2 ms with TCP_NODELAY.  srun is our child:
+   its sockets are reachable (pidfd_getfd), and a socket's options are the
+   socket's.  Ours: TCP_NODELAY (what we send), and TCP_QUICKACK each
+   time its output was read (what slurmstepd sends waits for no delayed
+   ACK of ours).  Where the kernel does not allow it, frames are slower,
+   nothing else.  */
+/* Our child srun behind proc P: its stdout is one of the pipes P's
+   epoll set (P->inner.fd) watches, which /proc/self/fdinfo lists.  */
+static pid_t
+child_of_proc (const slurm_proc *p)
+{
+  char path[300], link[64], buf[512], want[4][64];
+  size_t n_want = 0;
+  pid_t found = 0;
+  FILE *f;
+  DIR *d;
+  struct dirent *e;
+
+  snprintf (path, sizeof path, "/proc/self/fdinfo/%d", p->inner.fd);
+  if ((f = fopen (path, "re")) == NULL)
+    return 0;
+  while (n_want < 4 && fgets (buf, sizeof buf, f))
+    {
+      int tfd;
+      struct stat st;
+      if (sscanf (buf, "tfd: %d", &tfd) == 1 && fstat (tfd, &st) == 0 && S_ISFIFO (st.st_mode))
+        snprintf (want[n_want++], sizeof want[0], "pipe:[%lu]", (unsigned long) st.st_ino);
+    }
+  fclose (f);
+  if (n_want == 0 || (d = opendir ("/proc")) == NULL)
+    return 0;
+  while (found == 0 && (e = readdir (d)) != NULL)
+    {
+      if (e->d_name[0] < '1' || e->d_name[0] > '9')
+        continue;
+      snprintf (path, sizeof path, "/proc/%s/stat", e->d_name);
+      if ((f = fopen (path, "re")) == NULL)
+        continue;
+      size_t n = fread (buf, 1, sizeof buf - 1, f);
+      fclose (f);
+      buf[n] = '\0';
+      char *rp = strrchr (buf, ')');
+      long ppid = 0;
+      if (rp == NULL || sscanf (rp + 1, " %*c %ld", &ppid) != 1 || ppid != (long) getpid ())
+        continue;
+      snprintf (path, sizeof path, "/proc/%s/fd/1", e->d_name);
+      ssize_t k = readlink (path, link, sizeof link - 1);
+      if (k <= 0)
+        continue;
+      link[k] = '\0';
+      for (size_t i = 0; i < n_want && found == 0; i++)
+        if (strcmp (link, want[i]) == 0)
+          found = (pid_t) atol (e->d_name);
+    }
+  closedir (d);
+  return found;
+}
+
+static void
+agent_tcp_setup (slurm_proc *p)
+{
+  p->tcp_tried = true;
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+  pid_t pid = child_of_proc (p);
+  char path[64], link[64];
+  if (pid <= 0)
+    return;
+  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (pidfd < 0)
+    return;
+  snprintf (path, sizeof path, "/proc/%ld/fd", (long) pid);
+  DIR *d = opendir (path);
+  struct dirent *e;
+  while (d && (e = readdir (d)) != NULL && p->n_tcp < sizeof p->tcp / sizeof p->tcp[0])
+    {
+      char fdpath[384];
+      snprintf (fdpath, sizeof fdpath, "%s/%s", path, e->d_name);
+      ssize_t k = readlink (fdpath, link, sizeof link - 1);
+      if (k <= 0 || strncmp (link, "socket:", 7) != 0)
+        continue;
+      int fd = (int) syscall (SYS_pidfd_getfd, pidfd, atoi (e->d_name), 0);
+      if (fd < 0)
+        continue;
+      struct sockaddr_storage sa;
+      socklen_t len = sizeof sa;
+      int type = 0, one = 1;
+      socklen_t tl = sizeof type;
+      if (getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_STREAM
+          && getpeername (fd, (struct sockaddr *) &sa, &len) == 0 && (sa.ss_family == AF_INET || sa.ss_family == AF_INET6)
+          && setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0)
+        {
+          fcntl (fd, F_SETFD, FD_CLOEXEC);
+          p->tcp[p->n_tcp++] = fd;
+        }
+      else
+        close (fd);
+    }
+  if (d)
+    closedir (d);
+  close (pidfd);
+  berth_debugf ("slurm", "the agent's stream: TCP_NODELAY on %zu connection(s) of srun (pid %ld)", p->n_tcp, (long) pid);
+#endif
+}
+
 static int
 sp_pump (void *proc, berth_sink_fn sink, void *userdata)
 {
   slurm_proc *p = proc;
   sink_ctx c = { p, sink, userdata };
   int r = p->inner.ops->pump (p->inner.proc, my_sink, &c);
+  if (p->agent)
+    {
+      /* the step runs once the shim said which it is: its connection is up */
+      if (!p->tcp_tried && p->step[0] != '\0')
+        agent_tcp_setup (p);
+      int one = 1;
+      for (size_t i = 0; i < p->n_tcp; i++)
+        setsockopt (p->tcp[i], IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+    }
   if (r == 0 && p->head_len > 0)
     {
       /* the stream ended inside an unfinished line */
@@ -364,6 +491,8 @@ sp_free (void *proc)
         berth_debugf ("slurm", "cancelling step %s: %s", p->step, berth_error_message (err));
       berth_error_free (err);
     }
+  for (size_t i = 0; i < p->n_tcp; i++)
+    close (p->tcp[i]);
   if (p->inner.ops && p->inner.ops->free)
     p->inner.ops->free (p->inner.proc);
   slurm_bins_clear (&p->bins);
