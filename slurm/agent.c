@@ -119,12 +119,15 @@ slurm_agent_serve (berth_env *env, slurm_env *s, const berth_start_req *req)
   /* One serves already: the relay's start finds it.  */
   if (agent_step_runs (s, name, berth_env_time_left (env, SLURM_QUERY_TIMEOUT)))
     {
-      close (lock);
+      if (lock >= 0)
+        close (lock);
       return 0;
     }
   if (asprintf (&path, "%s/%s", dir, AGENT_LOG) >= 0)
-    log = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  free (path);
+    {
+      log = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      free (path);
+    }
 
   argv = slurm_prefix_argv (s->bins.srun, s->job, s->cpus, false, false, false, NULL, NULL);
   /* Not the shim: the agent's stdout is srun -u's pty (its output
