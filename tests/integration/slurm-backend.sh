@@ -62,6 +62,11 @@ is "$(agent_steps "$ja")" 1 "... serving from one step of its own (berth-agent-H
 is "$(field "$(bx --json -e "$A" -- 'echo $SLURM_STEP_ID')" output)" "$(squeue -h -s -j "$ja" -o '%i %j' | awk '$2 ~ /^berth-agent-/ {sub(/.*\./, "", $1); print $1}')" \
   "... where the commands run"
 is "$(agent_steps "$ja")" 1 "... the same one for the next berth process"
+# a command through the agent costs frames, not delayed ACKs: Slurm's
+# step I/O has Nagle on (44 ms for each frame over 1 KiB before berth set
+# TCP_NODELAY on srun's connection)
+med=$("$BERTH" bench -b slurm -e "$A" -n 10 --peer true --json | jq -r '.berth.median_ms')
+check "a command through the agent takes no delayed ACK (median ${med} ms < 25)" awk -v m="$med" 'BEGIN { exit !(m > 0 && m < 25) }'
 # a berth killed mid-command: its command goes within 2 s (its relay step
 # ends with its srun, the agent kills what the controller left)
 "$BERTH" exec -b slurm -e "$A" -- "exec -a berth-k9-$TAG sleep 300" >/dev/null 2>&1 &
