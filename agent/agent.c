@@ -6,6 +6,10 @@
    (agent/proto.h), multiplexed by channel id.
  *
  *   berth-agent --stdio [--socket PATH]   serve the controller on stdin/stdout
+ *   berth-agent --stdio --serve --socket PATH
+ *                                         the same, and keep serving PATH when
+ *                                         no controller is left (also when
+ *                                         BERTH_AGENT_SERVE=1 is set)
  *   berth-agent --version                 print the version and exit
  *
  * With --socket, the first agent of an environment also listens on PATH
@@ -24,7 +28,11 @@
  * foreground processes with it after GRACE_MS; detached ones live on,
  * their output kept in a bounded buffer (HISTORY_MAX, oldest dropped with
  * a marker) for a later ATTACH.  The agent exits when no controller is
- * left and it has no detached process running.  */
+ * left and it has no detached process running -- unless it serves
+ * (--serve): then it lives as long as its socket, until a signal ends it
+ * (the slurm backend runs it so, as a step of the allocation that outlives
+ * every berth process, so that what they start in the background does
+ * too).  */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -102,6 +110,7 @@ static ctl *ctls[MAX_CTL];
 static chan *chans[MAX_CHAN];
 static int listen_fd = -1;
 static char *socket_path;
+static bool serve_socket; /* --serve: no controller left is no reason to exit */
 static char cg_base[PATH_MAX]; /* "" when no sub-groups */
 static uint32_t mark_gid; /* the gid the next child marks itself with (child_exec) */
 static unsigned cg_seq;
@@ -1540,6 +1549,8 @@ socket_setup (const char *path)
 static bool
 anything_left (void)
 {
+  if (serve_socket && listen_fd >= 0)
+    return true;
   for (size_t i = 0; i < MAX_CTL; i++)
     if (ctls[i])
       return true;
@@ -1753,6 +1764,44 @@ serve (void)
     }
 }
 
+/* --serve, and an agent serves SOCK already: pass on its HELLO (the
+   caller's sign that one serves) and exit; none: return.  */
+static void
+serve_check (const char *path)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof sa.sun_path)
+    return;
+  strcpy (sa.sun_path, path);
+  int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0 || connect (s, (struct sockaddr *) &sa, sizeof sa) < 0)
+    {
+      if (s >= 0)
+        close (s);
+      return;
+    }
+  uint8_t buf[BERTH_AGENT_CHUNK];
+  size_t have = 0;
+  berth_agent_frame f;
+  struct pollfd p = { s, POLLIN, 0 };
+  while (have < sizeof buf && poll (&p, 1, 10000) > 0)
+    {
+      ssize_t n = read (s, buf + have, sizeof buf - have);
+      if (n <= 0)
+        break;
+      have += (size_t) n;
+      int r = berth_agent_frame_parse (buf, have, &f);
+      if (r < 0)
+        break;
+      if (r > 0)
+        {
+          ssize_t w = write (1, buf, (size_t) r);
+          exit (w == r ? 0 : 125);
+        }
+    }
+  exit (125); /* it did not say HELLO: a socket we cannot use */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1773,9 +1822,12 @@ main (int argc, char **argv)
         stdio = true;
       else if (strcmp (argv[i], "--socket") == 0 && i + 1 < argc)
         sock = argv[++i];
+      else if (strcmp (argv[i], "--serve") == 0)
+        serve_socket = true;
       else
         {
-          fprintf (stderr, "usage: berth-agent --stdio [--socket PATH] | --pty-run -- COMMAND... | --version\n"
+          fprintf (stderr, "usage: berth-agent --stdio [--serve] [--socket PATH] | --pty-run -- COMMAND... | --version
+"
                            "berth-agent is started by berth inside an environment; it is not run by hand.\n");
           return 2;
         }
@@ -1785,6 +1837,19 @@ main (int argc, char **argv)
       fprintf (stderr, "berth-agent: give --stdio (berth starts it that way)\n");
       return 2;
     }
+  /* A start script that cannot take options says --serve this way (the
+     commands do not inherit it).  */
+  const char *e = getenv ("BERTH_AGENT_SERVE");
+  if (e && strcmp (e, "1") == 0)
+    serve_socket = true;
+  unsetenv ("BERTH_AGENT_SERVE");
+  if (serve_socket && sock == NULL)
+    {
+      fprintf (stderr, "berth-agent: --serve needs --socket PATH\n");
+      return 2;
+    }
+  if (serve_socket)
+    serve_check (sock);
   if (sock)
     socket_setup (sock);
   serve ();

@@ -833,6 +833,7 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
         {
           script = berth_agent_start_script (u.machine, hash, tag, sock);
           argv[0] = "sh", argv[1] = "-c", argv[2] = script;
+          call.start_flags = BERTH_START_AGENT; /* see provider.h */
         }
       berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "agent", "starting the agent in %s through %s", env->id, fb->via);
       r = berth_transport_start_via (fb, env, &call, argv, true, -1, env->deadline_usec, &m->job, reterr);

@@ -141,7 +141,8 @@ berth_transport_start_via (const berth_transport_ops *t, berth_env *env, const b
     .has_stdin = has_stdin,
     .extra_fd = extra_fd,
     .deadline_usec = deadline_usec,
-    .flags = berth_strv_length (argv) == 3 && strcmp (argv[0], "bash") == 0 && strcmp (argv[1], "-c") == 0 ? BERTH_START_SHELL_SCRIPT : 0,
+    .flags = (berth_strv_length (argv) == 3 && strcmp (argv[0], "bash") == 0 && strcmp (argv[1], "-c") == 0 ? BERTH_START_SHELL_SCRIPT : 0)
+             | (call ? call->start_flags : 0),
   };
   *job = (berth_job){ .proc = { .size = sizeof job->proc, .fd = -1, .stdin_fd = -1 }, .transport = t };
   return t->start (env, call, &req, &job->proc, reterr);

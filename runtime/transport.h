@@ -18,6 +18,7 @@ typedef struct berth_transport_call
 {
   uint32_t flags; /* BERTH_PREFIX_* */
   char **prefix;  /* the exec_prefix transport's argv, else NULL */
+  uint32_t start_flags; /* BERTH_START_* the caller adds to the request */
 } berth_transport_call;
 
 typedef struct berth_transport_ops

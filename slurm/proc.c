@@ -9,16 +9,29 @@
    - srun failing before the step started (slurmctld gone, the
      allocation gone) is an error naming srun, never an exit status;
    - a command whose allocation ended under it (scancel from outside,
-     the time limit, a node failure) is an error, never a result.  */
+     the time limit, a node failure) is an error, never a result.
+   berth-agent's start (BERTH_START_AGENT) is one such step too, whose
+   stream carries every command of the berth process; agent.c first
+   starts the agent that serves a named environment in a step of its
+   own.  That stream ending with the allocation is the same error.  */
 #include "config.h"
 
 #include "slurm-private.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HEAD_MAX 256
@@ -42,6 +55,10 @@ typedef struct slurm_proc
   size_t errtail_len;
   slurm_shared *shared;
   bool sig_checked, dropping; /* the wrapper died of a signal: see forward_err */
+  bool agent; /* the agent's stream (BERTH_START_AGENT): see agent.c */
+  bool tcp_tried;
+  int tcp[4]; /* srun's connections to the step (agent_tcp_setup) */
+  size_t n_tcp;
 } slurm_proc;
 
 slurm_shared *
@@ -216,12 +233,129 @@ my_sink (void *userdata, int stream, const char *data, size_t len)
     forward_err (c, data, len);
 }
 
+/* The agent's stream crosses srun's I/O connection to slurmstepd in
+   messages of at most 1 KiB; Slurm (22.05) leaves Nagle's algorithm on
+   for it, so the second message of a burst waits for the peer's delayed
+   ACK: 44 ms for each frame of more than 1 KiB either way (a command's
+   script, its environment), 0.2 ms with TCP_NODELAY.  srun is our child:
+   its sockets are reachable (pidfd_getfd), and a socket's options are the
+   socket's.  Ours: TCP_NODELAY (what we send), and TCP_QUICKACK each
+   time its output was read (what slurmstepd sends waits for no delayed
+   ACK of ours).  Where the kernel does not allow it, frames are slower,
+   nothing else.  */
+/* Our child srun behind proc P: its stdout is one of the pipes P's
+   epoll set (P->inner.fd) watches, which /proc/self/fdinfo lists.  */
+static pid_t
+child_of_proc (const slurm_proc *p)
+{
+  char path[300], link[64], buf[512], want[4][64];
+  size_t n_want = 0;
+  pid_t found = 0;
+  FILE *f;
+  DIR *d;
+  struct dirent *e;
+
+  snprintf (path, sizeof path, "/proc/self/fdinfo/%d", p->inner.fd);
+  if ((f = fopen (path, "re")) == NULL)
+    return 0;
+  while (n_want < 4 && fgets (buf, sizeof buf, f))
+    {
+      int tfd;
+      struct stat st;
+      if (sscanf (buf, "tfd: %d", &tfd) == 1 && fstat (tfd, &st) == 0 && S_ISFIFO (st.st_mode))
+        snprintf (want[n_want++], sizeof want[0], "pipe:[%lu]", (unsigned long) st.st_ino);
+    }
+  fclose (f);
+  if (n_want == 0 || (d = opendir ("/proc")) == NULL)
+    return 0;
+  while (found == 0 && (e = readdir (d)) != NULL)
+    {
+      if (e->d_name[0] < '1' || e->d_name[0] > '9')
+        continue;
+      snprintf (path, sizeof path, "/proc/%s/stat", e->d_name);
+      if ((f = fopen (path, "re")) == NULL)
+        continue;
+      size_t n = fread (buf, 1, sizeof buf - 1, f);
+      fclose (f);
+      buf[n] = '\0';
+      char *rp = strrchr (buf, ')');
+      long ppid = 0;
+      if (rp == NULL || sscanf (rp + 1, " %*c %ld", &ppid) != 1 || ppid != (long) getpid ())
+        continue;
+      snprintf (path, sizeof path, "/proc/%s/fd/1", e->d_name);
+      ssize_t k = readlink (path, link, sizeof link - 1);
+      if (k <= 0)
+        continue;
+      link[k] = '\0';
+      for (size_t i = 0; i < n_want && found == 0; i++)
+        if (strcmp (link, want[i]) == 0)
+          found = (pid_t) atol (e->d_name);
+    }
+  closedir (d);
+  return found;
+}
+
+static void
+agent_tcp_setup (slurm_proc *p)
+{
+  p->tcp_tried = true;
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+  pid_t pid = child_of_proc (p);
+  char path[64], link[64];
+  if (pid <= 0)
+    return;
+  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (pidfd < 0)
+    return;
+  snprintf (path, sizeof path, "/proc/%ld/fd", (long) pid);
+  DIR *d = opendir (path);
+  struct dirent *e;
+  while (d && (e = readdir (d)) != NULL && p->n_tcp < sizeof p->tcp / sizeof p->tcp[0])
+    {
+      char fdpath[384];
+      snprintf (fdpath, sizeof fdpath, "%s/%s", path, e->d_name);
+      ssize_t k = readlink (fdpath, link, sizeof link - 1);
+      if (k <= 0 || strncmp (link, "socket:", 7) != 0)
+        continue;
+      int fd = (int) syscall (SYS_pidfd_getfd, pidfd, atoi (e->d_name), 0);
+      if (fd < 0)
+        continue;
+      struct sockaddr_storage sa;
+      socklen_t len = sizeof sa;
+      int type = 0, one = 1;
+      socklen_t tl = sizeof type;
+      if (getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_STREAM
+          && getpeername (fd, (struct sockaddr *) &sa, &len) == 0 && (sa.ss_family == AF_INET || sa.ss_family == AF_INET6)
+          && setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0)
+        {
+          fcntl (fd, F_SETFD, FD_CLOEXEC);
+          p->tcp[p->n_tcp++] = fd;
+        }
+      else
+        close (fd);
+    }
+  if (d)
+    closedir (d);
+  close (pidfd);
+  berth_debugf ("slurm", "the agent's stream: TCP_NODELAY on %zu connection(s) of srun (pid %ld)", p->n_tcp, (long) pid);
+#endif
+}
+
 static int
 sp_pump (void *proc, berth_sink_fn sink, void *userdata)
 {
   slurm_proc *p = proc;
   sink_ctx c = { p, sink, userdata };
   int r = p->inner.ops->pump (p->inner.proc, my_sink, &c);
+  if (p->agent)
+    {
+      /* the step runs once the shim said which it is: its connection is up */
+      if (!p->tcp_tried && p->step[0] != '\0')
+        agent_tcp_setup (p);
+      int one = 1;
+      for (size_t i = 0; i < p->n_tcp; i++)
+        setsockopt (p->tcp[i], IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+    }
   if (r == 0 && p->head_len > 0)
     {
       /* the stream ended inside an unfinished line */
@@ -273,9 +407,11 @@ sp_wait (void *proc, int *ret_status, berth_error **reterr)
   int r = p->inner.ops->wait (p->inner.proc, ret_status, reterr);
 
   p->reaped = true;
-  if (r < 0 || *ret_status == 0)
+  /* The agent's stream ended (with any status): the allocation may have
+     ended under it, which only Slurm can say.  */
+  if (r < 0 || (*ret_status == 0 && !p->agent))
     return r;
-  if (p->step[0] == '\0')
+  if (p->step[0] == '\0' && *ret_status != 0)
     {
       /* srun gave up before the step ran anything */
       char *last = slurm_last_line (p->errtail, 300), *ping = NULL;
@@ -311,21 +447,52 @@ sp_wait (void *proc, int *ret_status, berth_error **reterr)
 }
 
 static void
+sink_drop (void *userdata, int stream, const char *data, size_t len)
+{
+  (void) userdata, (void) stream, (void) data, (void) len;
+}
+
+/* The agent's stream let go of: its stdin closed, its relay ends and the
+   step with it, srun reporting the end (within BOUND_MS; a killed srun
+   leaves its slurmstepd waiting to tell it, and the job COMPLETING, for
+   seconds: no new allocation on the node meanwhile).  */
+static void
+agent_stream_end (slurm_proc *p, int bound_ms)
+{
+  struct timespec t0, t;
+  if (p->inner.ops->close_stdin)
+    p->inner.ops->close_stdin (p->inner.proc);
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  for (;;)
+    {
+      clock_gettime (CLOCK_MONOTONIC, &t);
+      int left = bound_ms - (int) ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+      struct pollfd pf = { p->inner.fd, POLLIN, 0 };
+      if (left <= 0 || poll (&pf, 1, left) < 0 || p->inner.ops->pump (p->inner.proc, sink_drop, NULL) <= 0)
+        break;
+    }
+}
+
+static void
 sp_free (void *proc)
 {
   slurm_proc *p = proc;
   if (p == NULL)
     return;
+  if (p->agent && !p->reaped && p->inner.ops && p->inner.fd >= 0)
+    agent_stream_end (p, 1000);
   /* Let go before the command ended, and not after the wrapper reported
      its exit (then background children hold the streams, and they stay):
      the step goes too.  */
-  if (!p->reaped && p->step[0] != '\0' && !p->saw_ec)
+  if (!p->reaped && p->step[0] != '\0' && !p->saw_ec && !p->agent)
     {
       berth_error *err = NULL;
       if (slurm_scancel (&p->bins, p->step, true, SLURM_STEP_KILL_TIMEOUT, &err) < 0)
         berth_debugf ("slurm", "cancelling step %s: %s", p->step, berth_error_message (err));
       berth_error_free (err);
     }
+  for (size_t i = 0; i < p->n_tcp; i++)
+    close (p->tcp[i]);
   if (p->inner.ops && p->inner.ops->free)
     p->inner.ops->free (p->inner.proc);
   slurm_bins_clear (&p->bins);
@@ -370,6 +537,11 @@ slurm_proc_start_cmd (berth_env *env, slurm_env *s, const berth_start_req *req, 
     return berth_error_set (reterr, ENOTSUP, "slurm: commands run as the user who holds the allocation; cannot switch to '%s'",
                             req->user);
   bool script = BERTH_HAS_FIELD (req, berth_start_req, flags) && (req->flags & BERTH_START_SHELL_SCRIPT);
+  bool agent = BERTH_HAS_FIELD (req, berth_start_req, flags) && (req->flags & BERTH_START_AGENT);
+  /* The agent's start: in a named environment, one that serves the
+     socket in a step of its own first (agent.c); this one relays.  */
+  if (agent && slurm_agent_serve (env, s, req) < 0)
+    return berth_error_set (reterr, ENOMEM, "slurm: out of memory");
   argv = slurm_prefix_argv (s->bins.srun, s->job, s->cpus, false, true, script, s->apptainer, s->image);
   for (size_t i = 0; argv && req->argv[i]; i++)
     if (berth_strv_push (&argv, req->argv[i]) < 0)
@@ -387,6 +559,7 @@ slurm_proc_start_cmd (berth_env *env, slurm_env *s, const berth_start_req *req, 
   p->bins.squeue = strdup (s->bins.squeue);
   p->bins.scontrol = strdup (s->bins.scontrol);
   p->watch_ec = script;
+  p->agent = agent;
   if (p->job == NULL || p->bins.scancel == NULL || p->bins.squeue == NULL || p->bins.scontrol == NULL)
     {
       berth_strv_free (argv);

@@ -128,6 +128,15 @@ void slurm_shared_unref (slurm_shared *sh);
 typedef struct slurm_env slurm_env;
 int slurm_proc_start_cmd (berth_env *env, slurm_env *s, const berth_start_req *req, berth_proc *ret, berth_error **reterr);
 
+/* ---- agent.c: berth-agent's own step ---- */
+
+/* REQ is the agent's start (BERTH_START_AGENT) in named environment S:
+   start the same script detached, as the step berth-agent that serves
+   the environment's socket until the allocation ends (or find one that
+   does), so that REQ's agent only relays to it.  0 also when it could
+   not (the relay's start says why), < 0 on ENOMEM.  */
+int slurm_agent_serve (berth_env *env, slurm_env *s, const berth_start_req *req);
+
 /* ---- slurm.c ---- */
 
 struct slurm_env

@@ -567,6 +567,21 @@ slurm_doctor (const berth_config *cfg, berth_check_fn fn, void *userdata)
       up == 1 ? NULL : "start slurmctld (on the controller) or point SLURM_CONF at the cluster's slurm.conf");
   free (detail);
   detail = NULL;
+  {
+    /* proc.c: TCP_NODELAY on srun's connection, through pidfd_getfd on
+       our child (Yama: scope 1 lets a parent, 2 only CAP_SYS_PTRACE, 3
+       no one).  */
+    char *v = NULL;
+    int scope = berth_state_file_read ("/proc/sys/kernel/yama/ptrace_scope", &v) > 0 ? atoi (v) : 0;
+    bool slow = scope >= 3 || (scope == 2 && geteuid () != 0);
+    free (v);
+    fn (userdata, "srun connection", true,
+        slow ? "Yama's ptrace_scope keeps berth from setting TCP_NODELAY on srun's connection to berth-agent's step: "
+               "each command through the agent waits ~40 ms for Slurm's delayed ACKs"
+             : "berth sets TCP_NODELAY on srun's connection to berth-agent's step (a command through the agent "
+               "costs no delayed ACK)",
+        NULL);
+  }
   if (up == 1)
     {
       char parg[256];
@@ -710,9 +725,10 @@ const berth_provider_ops berth_slurm_provider = {
   .exec_prefix = slurm_exec_prefix,
   .start = slurm_start,
   .gc = slurm_gc,
+  /* Commands go through berth-agent (the runtime's agent transport over
+     this start): a step ends with its srun, so in a named environment
+     the agent serves from a step of its own (agent.c).  */
   .start_flags = BERTH_PREFIX_PASSES_ENV,
-  /* a step ends with its srun: no agent living on in one */
-  .hints = BERTH_HINT_NO_AGENT,
 };
 
 BERTH_PROVIDER_EXPORT (berth_slurm_provider)

@@ -3,8 +3,11 @@
 # The slurm backend against the private single-node cluster of
 # tests/integration/setup/slurm-up.sh: environments are allocations (two
 # named environments are two, found again, recreated when one ended, none
-# left after rm or a throw-away command), a timed-out command's step is
-# cancelled, an allocation cancelled under a running command is an error
+# left after rm or a throw-away command), commands go through berth-agent
+# serving from a step of its own (berth-agent-HASH) that outlives each berth
+# process and goes with rm, a berth killed mid-command takes its command
+# along within 2 s, a timed-out command leaves no step but the agent's, an
+# allocation cancelled under a running command is an error
 # (125), a stopped slurmctld is one clear error within the timeout, and gc
 # cancels the allocations whose berth is gone.  Must run in CI.
 src=${BERTH_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -35,6 +38,8 @@ job_over ()
   return 1
 }
 now_ms () { echo $(($(date +%s%N) / 1000000)); }
+# no_proc PATTERN: no process has PATTERN in its command line
+no_proc () { ! pgrep -f "$1" >/dev/null; }
 
 # --- two named environments are two allocations, found again ---
 A=a$TAG B=b$TAG
@@ -49,6 +54,39 @@ is "$(field "$r" output)" "/tmp 1 $ja" "the next command runs in the same alloca
 is "$(field "$r" environment_recreated)" false "... not recreated"
 is "$(live_jobs "berth-$A")" "$ja" "... and no second allocation"
 
+# --- berth-agent: one step of its own per allocation ---
+# agent_steps JOB: how many steps named berth-agent-HASH job JOB has
+agent_steps () { squeue -h -s -j "$1" -o '%i %j' 2>/dev/null | awk '$2 ~ /^berth-agent-/' | wc -l | tr -d ' '; }
+is "$(field "$r" transport)" agent "commands go through berth-agent"
+is "$(agent_steps "$ja")" 1 "... serving from one step of its own (berth-agent-HASH)"
+is "$(field "$(bx --json -e "$A" -- 'echo $SLURM_STEP_ID')" output)" "$(squeue -h -s -j "$ja" -o '%i %j' | awk '$2 ~ /^berth-agent-/ {sub(/.*\./, "", $1); print $1}')" \
+  "... where the commands run"
+is "$(agent_steps "$ja")" 1 "... the same one for the next berth process"
+# a command through the agent costs frames, not delayed ACKs: Slurm's
+# step I/O has Nagle on (44 ms for each frame over 1 KiB before berth set
+# TCP_NODELAY on srun's connection)
+med=$("$BERTH" bench -b slurm -e "$A" -n 10 --peer true --json | jq -r '.berth.median_ms')
+check "a command through the agent takes no delayed ACK (median ${med} ms < 25)" awk -v m="$med" 'BEGIN { exit !(m > 0 && m < 25) }'
+# a berth killed mid-command: its command goes within 2 s (its relay step
+# ends with its srun, the agent kills what the controller left)
+"$BERTH" exec -b slurm -e "$A" -- "exec -a berth-k9-$TAG sleep 300" >/dev/null 2>&1 &
+bp=$!
+for _ in $(seq 1 100); do pgrep -f "berth-k9-$TAG" >/dev/null && break; sleep 0.1; done
+check "a command runs ($(pgrep -f "berth-k9-$TAG" | head -n1))" pgrep -f "berth-k9-$TAG"
+kill -9 "$bp"
+t0=$(now_ms)
+wait "$bp" 2>/dev/null
+for _ in $(seq 1 40); do pgrep -f "berth-k9-$TAG" >/dev/null || break; sleep 0.1; done
+el=$(($(now_ms) - t0))
+check "berth killed with -9 mid-command: the command is gone" no_proc "berth-k9-$TAG"
+check "... within 2 s ($el ms)" test "$el" -lt 2000
+# a background process outlives the berth that started it
+pid=$("$BERTH" start -e "$A" -- "exec -a berth-bg-$TAG sleep 300")
+sleep 1
+check "a background process outlives the berth that started it" pgrep -f "berth-bg-$TAG"
+is "$("$BERTH" ps -e "$A" --json | jq -r --arg id "$pid" '.[] | select(.id == $id) | .state')" running "... and another berth sees it running"
+"$BERTH" stop -e "$A" "$pid"
+
 # --- a timed-out command: the tree and the step go ---
 t0=$(now_ms)
 r=$(bx --json -e "$A" -t 2 -- 'sleep 300')
@@ -56,11 +94,11 @@ is "$(field "$r" exit_code)" 124 "a timeout exits 124"
 check "... within 8 s ($(($(now_ms) - t0)) ms)" test $(($(now_ms) - t0)) -lt 8000
 steps=
 for _ in $(seq 1 25); do
-  steps=$(squeue -h -s -j "$ja" -o %i 2>/dev/null)
+  steps=$(squeue -h -s -j "$ja" -o '%i %j' 2>/dev/null | awk '$2 !~ /^berth-agent-/ {print $1}')
   [ -z "$steps" ] && break
   sleep 0.2
 done
-is "$steps" "" "... and no step of it is left in the allocation"
+is "$steps" "" "... and no step of it is left in the allocation but the agent's"
 
 # --- an allocation cancelled from outside under a running command ---
 ( sleep 2; scancel "$jb" ) &
@@ -83,12 +121,20 @@ is "$(field "$r" output)" "$jb2" "... where it runs"
 is "$?" 0 "berth rm $A $B"
 check "rm leaves no job of $A in squeue" gone "berth-$A"
 check "rm leaves no job of $B in squeue" gone "berth-$B"
+for _ in $(seq 1 50); do pgrep -f "srun --jobid=$ja .*--job-name=berth-agent-" >/dev/null || break; sleep 0.1; done
+check "... nor the agent's step (its srun ended)" no_proc "srun --jobid=$ja .*--job-name=berth-agent-"
 
 # --- a throw-away environment: its allocation goes with the command ---
 r=$(bx --json -- 'echo $SLURM_JOB_ID')
+t0=$(now_ms)
 tj=$(field "$r" output)
 check "a throw-away command runs in an allocation ($tj)" test -n "$tj"
 check "... which is gone after it" gone "berth-$(field "$r" env)"
+# its steps end as Slurm wants them to (srun told, not killed: else
+# slurmstepd waits seconds to tell it, the job stays COMPLETING and the
+# node takes no new allocation meanwhile)
+el=$(($(now_ms) - t0))
+check "... at once, COMPLETING included ($el ms < 1500)" test "$el" -lt 1500
 
 # --- gc: allocations whose berth was killed ---
 "$BERTH" exec -b slurm -- 'sleep 300' >/dev/null 2>&1 &

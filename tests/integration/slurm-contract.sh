@@ -5,6 +5,6 @@
 # tests/integration/setup/slurm-up.sh.  Must run in CI.
 src=${BERTH_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$src/tests/integration/slurm-lib.sh"
-# slurm declares BERTH_HINT_NO_AGENT (a step ends with its srun): one exec per command
-export BERTH_EXPECT_TRANSPORT=exec
+# Through berth-agent unless BERTH_TRANSPORT=exec (the wrappers
+# tests/contract/agent-slurm.sh and agent-slurm-exec.sh run it both ways).
 bash "$src/tests/contract/contract.sh" slurm

@@ -129,6 +129,16 @@ enum
      transport whose remote login shell is bash may send SCRIPT to it as
      is instead of a second `bash -c`.  Never set for a caller's argv.  */
   BERTH_START_SHELL_SCRIPT = 1u << 0,
+  /* ARGV is the runtime's start script of berth-agent (`sh -c SCRIPT`):
+     it prints one text line beginning with "BERTH-AGENT-" when it does
+     not become the agent, else the agent's frames follow on stdout and
+     it serves the environment's agent socket (or relays to the agent
+     that serves it already).  A transport whose processes end with the
+     berth that started them (a Slurm step ends with its srun) may first
+     start the same script detached, with BERTH_AGENT_SERVE=1 in its
+     environment: that agent then serves the socket for as long as it
+     runs, and this one relays to it.  Never set for a caller's argv.  */
+  BERTH_START_AGENT = 1u << 1,
 };
 
 typedef struct berth_start_req
@@ -272,9 +282,11 @@ typedef struct berth_provider_ops
 /* berth_provider_ops.hints */
 enum
 {
-  /* A process started through this transport ends with the berth that
-     started it (a Slurm step ends with its srun): no long-lived
-     in-environment agent (berth-agent), one exec per command.  */
+  /* No in-environment agent (berth-agent) on this transport: one exec
+     per command.  For a transport whose processes cannot carry the
+     agent's stream, or end with the berth that started them and that
+     cannot start one detached (BERTH_START_AGENT says how the slurm
+     backend does).  */
   BERTH_HINT_NO_AGENT = 1u << 0,
 };
 
