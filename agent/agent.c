@@ -1826,8 +1826,7 @@ main (int argc, char **argv)
         serve_socket = true;
       else
         {
-          fprintf (stderr, "usage: berth-agent --stdio [--serve] [--socket PATH] | --pty-run -- COMMAND... | --version
-"
+          fprintf (stderr, "usage: berth-agent --stdio [--serve] [--socket PATH] | --pty-run -- COMMAND... | --version\n"
                            "berth-agent is started by berth inside an environment; it is not run by hand.\n");
           return 2;
         }
