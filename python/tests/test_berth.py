@@ -30,6 +30,10 @@ def test_backends_with_every_flag():
     for b in bs.values():
         assert set(b.flags) == FLAGS
         assert b.status in ("ready", "needs_setup", "unavailable")
+        assert isinstance(b.strip_env_keys, list) and all(isinstance(k, str) for k in b.strip_env_keys)
+    if "slurm" in bs:
+        assert "SLURM_JOBID" in bs["slurm"].strip_env_keys
+    assert bs["local"].strip_env_keys == []
     assert bs["local"].uses_host_filesystem is True and bs["local"].is_remote is False
     assert bs["local"].available
 

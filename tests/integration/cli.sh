@@ -98,6 +98,10 @@ is "$(jq length <<<"$stdout")" 0 "and it is gone from ls"
 
 run "$BERTH" backends --json
 is "$(jq -r '.[] | select(.name == "local") | [.status, .flags.uses_host_filesystem, .flags.is_remote] | map(tostring) | join(" ")' <<<"$stdout")" "ready true false" "backends --json describes local"
+is "$(jq -r '[.[] | .strip_env_keys | type] | unique | join(" ")' <<<"$stdout")" "array" "backends --json: every backend has strip_env_keys"
+if jq -e '.[] | select(.name == "slurm")' <<<"$stdout" >/dev/null; then
+  is "$(jq -r '.[] | select(.name == "slurm") | .strip_env_keys | index("SLURM_JOBID") != null' <<<"$stdout")" "true" "backends --json: slurm's strip_env_keys has SLURM_JOBID"
+fi
 run "$BERTH" doctor -b local --json
 is "$rc" 0 "doctor exits 0 for a ready backend"
 is "$(jq -r '.[0].checks[0].ok' <<<"$stdout")" true "doctor --json reports checks"
