@@ -43,6 +43,11 @@ else
   not_ok "the tests changed python/"
   diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") | sed 's/^/#   /' | head -20
 fi
+# One version: configure.ac's (berth's) is the package's and the plugin's.
+want=$(sed -n 's/^AC_INIT(\[berth\], *\[\([^]]*\)\].*/\1/p' "$BERTH_SRCDIR/configure.ac")
+got=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$BERTH_SRCDIR/python/pyproject.toml")
+got_plugin=$(sed -n 's/^version: *//p' "$BERTH_SRCDIR/python/hermes_berth/plugin.yaml")
+is "$got $got_plugin" "$want $want" "python/pyproject.toml and hermes_berth/plugin.yaml have configure.ac's version ($want)"
 # pip install ./python works (offline: Debian's setuptools and wheel), and
 # the installed package runs
 pipdir=$(mktemp -d)
