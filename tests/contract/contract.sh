@@ -276,20 +276,23 @@ TREESUM='cd "$1" && find . -print | LC_ALL=C sort | while IFS= read -r p; do
   if [ -L "$p" ]; then echo "$p l $(readlink "$p")"; elif [ -d "$p" ]; then echo "$p d $(stat -c %a "$p")"
   else echo "$p f $(stat -c %a "$p") $(md5sum <"$p" | cut -d" " -f1)"; fi; done'
 want=$(treesum "$T/src dir")
-"$BERTH" cp "$T/src dir" "$F:tree copy" 2>"$TEST_TMP/err"
+# in the environment's cwd, which outlives this run on ssh (the remote home)
+TC="tree copy $TAG"
+"$BERTH" cp "$T/src dir" "$F:$TC" 2>"$TEST_TMP/err"
 is "$?:$(cat "$TEST_TMP/err")" "0:" "files: a directory is copied into the environment (cp -r: DEST made)"
-is "$(out "$(bj -e "$F" -- "f () ( $TREESUM ); f 'tree copy'")")" "$want" "… the same tree there: nested and empty directories, bytes, modes (0755, 0750), the link as a link"
-"$BERTH" cp "$T/src dir" "$F:tree copy" 2>"$TEST_TMP/err"
-is "$?:$(out "$(bj -e "$F" -- "f () ( $TREESUM ); f 'tree copy/src dir'")")" "0:$want" "files: into an existing directory it goes under its own name"
-"$BERTH" cp "$F:tree copy" "$T/back" 2>"$TEST_TMP/err"
+is "$(out "$(bj -e "$F" -- "f () ( $TREESUM ); f '$TC'")")" "$want" "… the same tree there: nested and empty directories, bytes, modes (0755, 0750), the link as a link"
+"$BERTH" cp "$T/src dir" "$F:$TC" 2>"$TEST_TMP/err"
+is "$?:$(out "$(bj -e "$F" -- "f () ( $TREESUM ); f '$TC/src dir'")")" "0:$want" "files: into an existing directory it goes under its own name"
+"$BERTH" cp "$F:$TC" "$T/back" 2>"$TEST_TMP/err"
 is "$?:$(cat "$TEST_TMP/err")" "0:" "files: a directory is copied out of the environment"
 is "$(treesum "$T/back" | grep -v '^\./src dir')" "$want" "… the same tree here (bytes, modes, empty directory, link)"
-"$BERTH" cp "$F:tree copy/src dir" "$T/back/" 2>"$TEST_TMP/err"
+"$BERTH" cp "$F:$TC/src dir" "$T/back/" 2>"$TEST_TMP/err"
 is "$?:$(treesum "$T/back/src dir")" "0:$want" "files: out into an existing directory, under its own name"
 mkfifo "$T/src dir/fifo"
-"$BERTH" cp "$T/src dir" "$F:with-fifo" >/dev/null 2>"$TEST_TMP/err"
+"$BERTH" cp "$T/src dir" "$F:$TC-fifo" >/dev/null 2>"$TEST_TMP/err"
 is "$?:$(cat "$TEST_TMP/err")" "125:berth: cp: $T/src dir/fifo is not a file, directory or symbolic link: nothing copied" "files: a fifo in a tree is refused, nothing copied"
-is "$(out "$(bj -e "$F" -- 'ls -d with-fifo 2>/dev/null; true')")" "" "… nothing made there"
+is "$(out "$(bj -e "$F" -- "ls -d '$TC-fifo' 2>/dev/null; true")")" "" "… nothing made there"
+bj -e "$F" -- "rm -rf '$TC'" >/dev/null
 "$BERTH" cp "$TEST_TMP/small" "nosuch$TAG:/tmp/x" >/dev/null 2>"$TEST_TMP/err"
 like "$?:$(cat "$TEST_TMP/err")" "125:berth: no environment named 'nosuch$TAG'*" "files: an unknown environment is refused, nothing made"
 "$BERTH" rm "$F" >/dev/null
