@@ -99,7 +99,15 @@ cmd_backends (const cli_opts *o, int argc, char **argv)
           printf (",\"flags\":{");
           for (size_t i = 0; i < sizeof cli_all_flags / sizeof cli_all_flags[0]; i++)
             printf ("%s\"%s\":%s", i ? "," : "", berth_flag_name (cli_all_flags[i]), berth_provider_flag (p, cli_all_flags[i]) ? "true" : "false");
-          printf ("}}");
+          printf ("},\"strip_env_keys\":[");
+          const char *const *keys = berth_provider_strip_env_keys (p);
+          for (size_t i = 0; keys[i]; i++)
+            {
+              if (i)
+                fputc (',', stdout);
+              json_string (stdout, keys[i]);
+            }
+          printf ("]}");
         }
       else
         {

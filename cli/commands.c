@@ -229,12 +229,14 @@ const cli_command cli_commands[] = {
   { "ls", cmd_ls, "[--json|--names]", "list named environments", "List named environments.", ls_options },
   { "rm", cmd_rm, "NAME...", "remove named environments",
     "Clean up named environments for good (container, jail, connection, state).", NULL, CLI_VALUE_ENV },
-  { "cp", cmd_cp, "SRC NAME:DEST | NAME:SRC DEST", "copy a file into or out of an environment",
-    "Copy a file into or out of the named environment NAME, as its commands\n"
-    "see it (a jail's read-only root and hidden stores, a container's own\n"
-    "filesystem).  A relative path in the environment is taken from its cwd;\n"
-    "a DEST ending in / (or an existing directory here) gets SRC's name.\n"
-    "The environment must exist (berth ls).  Files up to 1 GiB.",
+  { "cp", cmd_cp, "SRC NAME:DEST | NAME:SRC DEST", "copy a file or directory into or out of an environment",
+    "Copy a file or a directory into or out of the named environment NAME, as\n"
+    "its commands see it (a jail's read-only root and hidden stores, a\n"
+    "container's own filesystem).  A relative path in the environment is taken\n"
+    "from its cwd (NAME: alone is that cwd); a DEST ending in / or an existing\n"
+    "directory gets SRC's name.  Directories as cp -r: modes kept, symbolic\n"
+    "links copied as links, fifos, sockets and devices refused.  The\n"
+    "environment must exist (berth ls).  Files up to 1 GiB each.",
     NULL, CLI_VALUE_FILE },
   { "start", cmd_start, "-e NAME [-C DIR] [--stdin] [--pty] [--json] [--] COMMAND...", "start a background process (prints its id)",
     "Start COMMAND in the named environment NAME as a background process: it\n"

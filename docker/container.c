@@ -318,18 +318,30 @@ rlim_value (rlim_t v)
   return v == RLIM_INFINITY || v > (rlim_t)INT64_MAX ? -1 : (int64_t)v;
 }
 
+static void
+ulimit_text (char *buf, size_t size, int64_t v)
+{
+  if (v < 0)
+    snprintf (buf, size, "unlimited");
+  else
+    snprintf (buf, size, "%lld", (long long)v);
+}
+
 /* HostConfig.Ulimits.  An engine applies its own defaults otherwise, and
    Podman's (nofile and nproc 1048576 and more) exceed the hard limits of
    many machines: its containers then fail to start ("error setting rlimit
    type 7: operation not permitted").  By default nofile and nproc are this
    process's own limits capped at 65536 and 32768: what an engine started
    next to it can grant, and plenty under the default pids limit.
-   terminal.docker_ulimits (NAME: SOFT[:HARD]) sets any of them.  The
-   configured ones go into *RET_RECORD ("name=soft:hard ...", in the order
-   given) for the settings record; the defaults, which follow the shell
-   berth happens to run in, do not.  */
+   terminal.docker_ulimits (NAME: SOFT[:HARD]) sets any of them, capped
+   like the defaults at this process's hard limit of the resource (a
+   warning names the key when a value is lowered): above it Podman cannot
+   start the container.  The configured ones, as written, go into
+   *RET_RECORD ("name=soft:hard ...", in the order given) for the settings
+   record; the defaults and the caps, which follow the shell berth happens
+   to run in, do not.  */
 static int
-ulimits_init (const berth_config *cfg, create_spec *s, char **ret_record, berth_error **reterr)
+ulimits_init (berth_env *env, const berth_config *cfg, create_spec *s, char **ret_record, berth_error **reterr)
 {
   static const struct
   {
@@ -376,7 +388,18 @@ ulimits_init (const berth_config *cfg, create_spec *s, char **ret_record, berth_
                                   "terminal.docker_ulimits: %s: '%s' is not SOFT[:HARD] (integers or unlimited, soft <= hard), like 1024:4096",
                                   conf[i], eq + 1);
         }
-      if (ulimit_set (s, conf[i], soft, hard) < 0)
+      int64_t csoft = soft, chard = hard;
+      struct rlimit rl;
+      if (getrlimit (docker_ulimit_resource (conf[i]), &rl) == 0 && docker_ulimit_cap (&csoft, &chard, rlim_value (rl.rlim_max)))
+        {
+          char was_s[24], was_h[24];
+          ulimit_text (was_s, sizeof was_s, soft);
+          ulimit_text (was_h, sizeof was_h, hard);
+          berth_logf (env, BERTH_LOG_WARNING,
+                      "terminal.docker_ulimits: %s: %s:%s lowered to %lld:%lld, berth's own hard limit (an engine may not grant more: Podman then cannot start the container)",
+                      conf[i], was_s, was_h, (long long)csoft, (long long)chard);
+        }
+      if (ulimit_set (s, conf[i], csoft, chard) < 0)
         {
           fclose (f);
           return berth_error_set (reterr, -BERTH_E_CONFIG, "terminal.docker_ulimits: too many entries");
@@ -476,7 +499,7 @@ create_spec_init (berth_env *env, create_spec *s, berth_error **reterr)
     .shm_size = shm,
   };
   _cleanup_free_ char *ulimits_rec = NULL;
-  int r = ulimits_init (cfg, s, &ulimits_rec, reterr);
+  int r = ulimits_init (env, cfg, s, &ulimits_rec, reterr);
   if (r < 0)
     return r;
   s->o.ulimits = s->ulimits;

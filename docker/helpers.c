@@ -329,3 +329,22 @@ docker_ulimit_parse (const char *value, int64_t *ret_soft, int64_t *ret_hard)
   *ret_hard = hard;
   return 0;
 }
+
+int
+docker_ulimit_cap (int64_t *soft, int64_t *hard, int64_t max)
+{
+  int lowered = 0;
+  if (max < 0)
+    return 0;
+  if (*hard < 0 || *hard > max)
+    {
+      *hard = max;
+      lowered = 1;
+    }
+  if (*soft < 0 || *soft > *hard)
+    {
+      *soft = *hard;
+      lowered = 1;
+    }
+  return lowered;
+}

@@ -37,5 +37,8 @@ int docker_ulimit_resource (const char *name);
 /* "SOFT[:HARD]" (integers or "unlimited"; HARD defaults to SOFT) of
    terminal.docker_ulimits.  -EINVAL when malformed or SOFT > HARD.  */
 int docker_ulimit_parse (const char *value, int64_t *ret_soft, int64_t *ret_hard);
+/* Lower *SOFT and *HARD (-1 is unlimited) to MAX, a hard limit (-1: none,
+   nothing changes).  1 when either was lowered, else 0.  */
+int docker_ulimit_cap (int64_t *soft, int64_t *hard, int64_t max);
 
 #endif

@@ -38,6 +38,13 @@ is_internal (const char *name)
   return strncmp (name, "BERTH_JOB", 9) == 0;
 }
 
+BERTH_EXPORT const char *const *
+berth_provider_strip_env_keys (const berth_provider *p)
+{
+  static const char *const none[] = { NULL };
+  return p->ops->strip_env_keys ? p->ops->strip_env_keys : none;
+}
+
 BERTH_EXPORT bool
 berth_ctx_env_is_stripped (berth_ctx *ctx, const char *name)
 {

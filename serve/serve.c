@@ -285,7 +285,15 @@ render_provider (sbuf *b, berth_provider *p)
   sb_string (b, berth_provider_cache_path_base (p));
   sb_puts (b, ",\"flags\":");
   render_flags (b, p);
-  sb_puts (b, "}");
+  sb_puts (b, ",\"strip_env_keys\":[");
+  const char *const *keys = berth_provider_strip_env_keys (p);
+  for (size_t i = 0; keys[i]; i++)
+    {
+      if (i)
+        sb_puts (b, ",");
+      sb_string (b, keys[i]);
+    }
+  sb_puts (b, "]}");
   free (reason);
 }
 

@@ -96,7 +96,8 @@ class Backend:
     """One element of berth's registry (``berth backends --json``): name,
     description, origin, status ("ready", "needs_setup", "unavailable"),
     reason, default_cwd, cache_path_base, flags (a dict of every provider
-    flag), and each flag as an attribute (``b.is_container``)."""
+    flag), strip_env_keys (the variable names or globs the provider
+    declares, a list) and each flag as an attribute (``b.is_container``)."""
 
     def __init__(self, raw):
         self.raw = raw

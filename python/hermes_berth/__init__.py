@@ -10,6 +10,8 @@ berth's registry (``berth backends``); its environments run through the
 ``berth`` Python package (one ``berth serve`` per process).
 """
 
+import fnmatch
+import os
 import re
 
 import berth
@@ -134,9 +136,18 @@ class BerthProvider(_ProviderBase):
 
     @property
     def strip_env_keys(self):
-        # berth strips its own union (every provider's keys and the built-in
-        # credential list) from what it spawns; nothing extra for the agent.
-        return frozenset()
+        """The keys berth's provider declares (``strip_env_keys`` of
+        ``berth backends --json``): variable names, or narrow globs
+        (``SLURM_JOB_*``) which come with the names of this process's
+        environment they match, for an agent that strips by name.  berth
+        itself strips the union of every provider's (and its credential
+        list) from what it spawns."""
+        keys = [k for k in self._raw.get("strip_env_keys") or () if isinstance(k, str) and k]
+        out = set(keys)
+        globs = [k for k in keys if any(c in k for c in "*?[")]
+        if globs:
+            out.update(n for n in os.environ if any(fnmatch.fnmatchcase(n, g) for g in globs))
+        return frozenset(out)
 
     @property
     def default_cwd(self):

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The berth package against a real berth serve, on local, bwrap and docker.
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -29,6 +30,10 @@ def test_backends_with_every_flag():
     for b in bs.values():
         assert set(b.flags) == FLAGS
         assert b.status in ("ready", "needs_setup", "unavailable")
+        assert isinstance(b.strip_env_keys, list) and all(isinstance(k, str) for k in b.strip_env_keys)
+    if "slurm" in bs:
+        assert "SLURM_JOBID" in bs["slurm"].strip_env_keys
+    assert bs["local"].strip_env_keys == []
     assert bs["local"].uses_host_filesystem is True and bs["local"].is_remote is False
     assert bs["local"].available
 
@@ -153,17 +158,26 @@ def test_named_environment_persists():
 
 def test_files(env):
     e = env
-    if True:
-        d = e.temp_dir()
-        assert d.startswith("/")
-        e.write_file(d + "/pyt/b.bin", b"a\0b\xff")
-        assert e.read_file(d + "/pyt/b.bin") == b"a\0b\xff"
+    d = e.temp_dir()
+    assert d.startswith("/")
+    # A directory of our own in the environment: the relative write below
+    # lands in the environment's cwd, which on local is the server's (the
+    # source tree's python/ under python.sh) until we cd elsewhere.
+    work = e.execute("mktemp -d %s/pyt-files.XXXXXX" % shlex.quote(d)).output.strip()
+    assert work.startswith(d + "/pyt-files.")
+    try:
+        e.write_file(work + "/pyt/b.bin", b"a\0b\xff")
+        assert e.read_file(work + "/pyt/b.bin") == b"a\0b\xff"
+        assert e.execute("cd %s" % shlex.quote(work)).exit_code == 0
         e.write_file("rel.txt", "héllo")
         assert e.execute("cat rel.txt").output == "héllo"
-        assert e.realpath(d + "/pyt/../pyt/b.bin") == e.realpath(d + "/pyt/b.bin")
+        assert e.read_file(work + "/rel.txt") == "héllo".encode()
+        assert e.realpath(work + "/pyt/../pyt/b.bin") == e.realpath(work + "/pyt/b.bin")
         with pytest.raises(berth.BerthError) as exc:
             e.read_file("/no/such/file")
         assert exc.value.code == "not_found"
+    finally:
+        e.execute("cd / && rm -rf %s" % shlex.quote(work))
 
 
 def test_processes(backend):

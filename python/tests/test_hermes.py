@@ -45,8 +45,21 @@ def test_flags_come_from_berths_registry(ctx):
             assert getattr(p, flag) is b.flags[flag], (p.name, flag)
         assert p.cache_path_base == b.cache_path_base
         assert isinstance(p.strip_env_keys, frozenset)
+        assert set(b.strip_env_keys) <= p.strip_env_keys, p.name
         assert p.is_available() is (b.status == "ready")
         assert p.description == b.description
+
+
+def test_strip_env_keys_are_berths(ctx, monkeypatch):
+    # berth's registry value, not an empty set: slurm declares what Slurm
+    # sets for a job (globs too), the others none.
+    assert "slurm" in {b.name for b in berth.backends()}, "berth was built without slurm"
+    p = ctx.providers["berth_slurm"]
+    assert {"SLURM_JOB_*", "SLURM_JOBID", "SLURM_STEP_*"} <= p.strip_env_keys
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    assert "SLURM_JOB_ID" in p.strip_env_keys  # a glob's match, for an agent that strips by name
+    assert "SLURM_CONF" not in p.strip_env_keys
+    assert ctx.providers["berth_local"].strip_env_keys == frozenset()
 
 
 def test_is_available_and_probe_are_cheap(ctx):

@@ -259,8 +259,40 @@ bj -e "$F" -- 'printf new > written-by-command' >/dev/null
 is "$(cat "$TEST_TMP/wbc")" "new" "files: a file a command wrote is read as it is"
 "$BERTH" cp "$F:/no/such/file-$TAG" "$TEST_TMP/x" >/dev/null 2>"$TEST_TMP/err"
 is "$?:$(cat "$TEST_TMP/err")" "125:berth: cannot read /no/such/file-$TAG: No such file or directory" "files: a missing file is ENOENT with its path (125)"
-"$BERTH" cp "$F:sub dir" "$TEST_TMP/x" >/dev/null 2>"$TEST_TMP/err"
-is "$?:$(cat "$TEST_TMP/err")" "125:berth: cannot read sub dir: Is a directory" "files: a directory is EISDIR"
+# Directories (cp -r): a tree with a nested and an empty directory, a binary
+# file, an executable (0755), a link, a name with a space, both ways.
+T=$TEST_TMP/tree
+mkdir -p "$T/src dir/nested/deeper" "$T/src dir/empty"
+head -c 100000 /dev/urandom >"$T/src dir/nested/deeper/b.bin"
+printf 'one\0two\n\xff' >"$T/src dir/small"
+printf '#!/bin/sh\necho run\n' >"$T/src dir/run.sh"
+chmod 0755 "$T/src dir/run.sh"
+chmod 0750 "$T/src dir/nested"
+ln -s small "$T/src dir/link"
+treesum () { (cd "$1" && find . -print | LC_ALL=C sort | while IFS= read -r p; do
+  if [ -L "$p" ]; then echo "$p l $(readlink "$p")"; elif [ -d "$p" ]; then echo "$p d $(stat -c %a "$p")"
+  else echo "$p f $(stat -c %a "$p") $(md5sum <"$p" | cut -d' ' -f1)"; fi; done); }
+TREESUM='cd "$1" && find . -print | LC_ALL=C sort | while IFS= read -r p; do
+  if [ -L "$p" ]; then echo "$p l $(readlink "$p")"; elif [ -d "$p" ]; then echo "$p d $(stat -c %a "$p")"
+  else echo "$p f $(stat -c %a "$p") $(md5sum <"$p" | cut -d" " -f1)"; fi; done'
+want=$(treesum "$T/src dir")
+# in the environment's cwd, which outlives this run on ssh (the remote home)
+TC="tree copy $TAG"
+"$BERTH" cp "$T/src dir" "$F:$TC" 2>"$TEST_TMP/err"
+is "$?:$(cat "$TEST_TMP/err")" "0:" "files: a directory is copied into the environment (cp -r: DEST made)"
+is "$(out "$(bj -e "$F" -- "f () ( $TREESUM ); f '$TC'")")" "$want" "… the same tree there: nested and empty directories, bytes, modes (0755, 0750), the link as a link"
+"$BERTH" cp "$T/src dir" "$F:$TC" 2>"$TEST_TMP/err"
+is "$?:$(out "$(bj -e "$F" -- "f () ( $TREESUM ); f '$TC/src dir'")")" "0:$want" "files: into an existing directory it goes under its own name"
+"$BERTH" cp "$F:$TC" "$T/back" 2>"$TEST_TMP/err"
+is "$?:$(cat "$TEST_TMP/err")" "0:" "files: a directory is copied out of the environment"
+is "$(treesum "$T/back" | grep -v '^\./src dir')" "$want" "… the same tree here (bytes, modes, empty directory, link)"
+"$BERTH" cp "$F:$TC/src dir" "$T/back/" 2>"$TEST_TMP/err"
+is "$?:$(treesum "$T/back/src dir")" "0:$want" "files: out into an existing directory, under its own name"
+mkfifo "$T/src dir/fifo"
+"$BERTH" cp "$T/src dir" "$F:$TC-fifo" >/dev/null 2>"$TEST_TMP/err"
+is "$?:$(cat "$TEST_TMP/err")" "125:berth: cp: $T/src dir/fifo is not a file, directory or symbolic link: nothing copied" "files: a fifo in a tree is refused, nothing copied"
+is "$(out "$(bj -e "$F" -- "ls -d '$TC-fifo' 2>/dev/null; true")")" "" "… nothing made there"
+bj -e "$F" -- "rm -rf '$TC'" >/dev/null
 "$BERTH" cp "$TEST_TMP/small" "nosuch$TAG:/tmp/x" >/dev/null 2>"$TEST_TMP/err"
 like "$?:$(cat "$TEST_TMP/err")" "125:berth: no environment named 'nosuch$TAG'*" "files: an unknown environment is refused, nothing made"
 "$BERTH" rm "$F" >/dev/null

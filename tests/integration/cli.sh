@@ -98,6 +98,10 @@ is "$(jq length <<<"$stdout")" 0 "and it is gone from ls"
 
 run "$BERTH" backends --json
 is "$(jq -r '.[] | select(.name == "local") | [.status, .flags.uses_host_filesystem, .flags.is_remote] | map(tostring) | join(" ")' <<<"$stdout")" "ready true false" "backends --json describes local"
+is "$(jq -r '[.[] | .strip_env_keys | type] | unique | join(" ")' <<<"$stdout")" "array" "backends --json: every backend has strip_env_keys"
+if jq -e '.[] | select(.name == "slurm")' <<<"$stdout" >/dev/null; then
+  is "$(jq -r '.[] | select(.name == "slurm") | .strip_env_keys | index("SLURM_JOBID") != null' <<<"$stdout")" "true" "backends --json: slurm's strip_env_keys has SLURM_JOBID"
+fi
 run "$BERTH" doctor -b local --json
 is "$rc" 0 "doctor exits 0 for a ready backend"
 is "$(jq -r '.[0].checks[0].ok' <<<"$stdout")" true "doctor --json reports checks"
@@ -401,6 +405,27 @@ run "$BERTH" version --json
 is "$(jq -r '(.schema_version|tostring) + " " + (.version | type)' <<<"$stdout")" "1 string" "version --json: {schema_version, version}"
 run "$BERTH" exec --json -b nosuchbackend -- true
 is "$(jq -r '[.schema_version, .error.code] | map(tostring) | join(" ")' <<<"$stdout")" "1 5001" "exec --json: an unknown backend is BERTH_E_NO_PROVIDER in the object"
+# --- cp: the command's own rules (tests/contract/contract.sh copies files
+# and trees on every backend) ---
+CPW=$TEST_TMP/cpw
+mkdir -p "$CPW/into" "$TEST_TMP/cpsrc/d" && printf x >"$CPW/plain" && printf hello >"$TEST_TMP/cpsrc/f-$$"
+"$BERTH" exec -b local -e "cp$$" -C "$CPW" -- true
+run "$BERTH" cp "$TEST_TMP/cpsrc/f-$$" "cp$$:"
+is "$rc:$(cat "$CPW/f-$$" 2>&1)" "0:hello" "cp FILE NAME: copies into the environment's cwd"
+check "… not to /" test ! -e "/f-$$"
+rm -f "/f-$$"
+run "$BERTH" cp "$TEST_TMP/cpsrc/f-$$" "cp$$:into"
+is "$rc:$(cat "$CPW/into/f-$$" 2>&1)" "0:hello" "cp FILE NAME:DIR, an existing directory there: into it"
+run "$BERTH" cp "$TEST_TMP/cpsrc" "cp$$:plain"
+is "$rc:$stderr" "125:berth: cp: cannot copy the directory $TEST_TMP/cpsrc over plain, which is not a directory" "cp DIR NAME:FILE is refused"
+run "$BERTH" cp "cp$$:into" "$CPW/plain"
+is "$rc:$stderr" "125:berth: cp: cannot copy the directory into over $CPW/plain, which is not a directory" "cp NAME:DIR FILE is refused"
+run "$BERTH" cp "cp$$:." "$TEST_TMP/cwdcopy"
+is "$rc:$(cat "$TEST_TMP/cwdcopy/into/f-$$" 2>&1)" "0:hello" "cp NAME:. DEST copies the environment's cwd"
+run "$BERTH" cp "$TEST_TMP/cpsrc" "$TEST_TMP/x"
+is "$rc:$stderr" "125:berth: cp: one of $TEST_TMP/cpsrc and $TEST_TMP/x must be NAME:PATH, an environment's file" "cp without NAME: is refused"
+"$BERTH" rm "cp$$" >/dev/null
+
 # --- BERTH_DEBUG (issue 11.17): one line per step, by area, secrets elided ---
 run env BERTH_DEBUG=all "$BERTH" exec -b local -- true
 is "$rc" 0 "BERTH_DEBUG=all: exec still exits 0"

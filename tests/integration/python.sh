@@ -20,8 +20,13 @@ export BERTH PYTHONDONTWRITEBYTECODE=1
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 cd "$BERTH_SRCDIR/python" || exit 1
+# The tests must leave the source tree as they found it (a test that wrote
+# a relative path into the server's cwd, python/, left python/rel.txt).
+tree () { find . \( -type d -printf '%p d\n' \) -o -printf '%p %y %s %T@\n' | LC_ALL=C sort; }
+before=$(tree)
 "$PY" -m pytest tests -q -rA -p no:cacheprovider >"$out" 2>&1
 rc=$?
+after=$(tree)
 n=0
 while IFS= read -r line; do
   case $line in
@@ -32,6 +37,17 @@ while IFS= read -r line; do
   esac
   n=$((n + 1))
 done <"$out"
+if [ "$before" = "$after" ]; then
+  ok "the tests leave python/ unchanged"
+else
+  not_ok "the tests changed python/"
+  diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") | sed 's/^/#   /' | head -20
+fi
+# One version: configure.ac's (berth's) is the package's and the plugin's.
+want=$(sed -n 's/^AC_INIT(\[berth\], *\[\([^]]*\)\].*/\1/p' "$BERTH_SRCDIR/configure.ac")
+got=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$BERTH_SRCDIR/python/pyproject.toml")
+got_plugin=$(sed -n 's/^version: *//p' "$BERTH_SRCDIR/python/hermes_berth/plugin.yaml")
+is "$got $got_plugin" "$want $want" "python/pyproject.toml and hermes_berth/plugin.yaml have configure.ac's version ($want)"
 # pip install ./python works (offline: Debian's setuptools and wheel), and
 # the installed package runs
 pipdir=$(mktemp -d)

@@ -284,6 +284,25 @@ test_ulimits (void **state)
   assert_int_equal (docker_ulimit_resource ("nofiles"), -1);
   assert_int_equal (docker_ulimit_resource (NULL), -1);
 
+  /* a configured value is capped at berth's own hard limit */
+  static const struct
+  {
+    int64_t soft, hard, max, want_soft, want_hard;
+    int lowered;
+  } caps[] = {
+    { 1024, 4096, 8192, 1024, 4096, 0 }, { 1024, 4096, -1, 1024, 4096, 0 },  { 1024, 1048576, 4096, 1024, 4096, 1 },
+    { 8192, 8192, 4096, 4096, 4096, 1 }, { -1, -1, 4096, 4096, 4096, 1 },     { 64, -1, 4096, 64, 4096, 1 },
+    { -1, -1, -1, -1, -1, 0 },           { 4096, 4096, 4096, 4096, 4096, 0 },
+  };
+  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+    {
+      s = caps[i].soft;
+      h = caps[i].hard;
+      int lowered = docker_ulimit_cap (&s, &h, caps[i].max);
+      if (lowered != caps[i].lowered || s != caps[i].want_soft || h != caps[i].want_hard)
+        fail_msg ("cap %zu: %lld:%lld (lowered %d)", i, (long long)s, (long long)h, lowered);
+    }
+
   const char *cmd[] = { "sleep", "infinity", NULL };
   docker_ulimit u[] = { { "nofile", 1024, 4096 }, { "nproc", -1, -1 } };
   docker_create_opts o = { .image = "img", .cmd = cmd, .ulimits = u, .n_ulimits = 2 };

@@ -164,6 +164,10 @@ BERTH_EXPORT const char *berth_provider_origin (const berth_provider *p); /* "bu
 BERTH_EXPORT bool berth_provider_flag (berth_provider *p, uint32_t flag);
 BERTH_EXPORT const char *berth_provider_default_cwd (const berth_provider *p);
 BERTH_EXPORT const char *berth_provider_cache_path_base (const berth_provider *p);
+/* The variable names (or narrow globs: SLURM_JOB_*) P declares in its
+   strip_env_keys, NULL-terminated; never NULL.  berth strips the union of
+   every provider's from what it spawns (berth_ctx_env_is_stripped).  */
+BERTH_EXPORT const char *const *berth_provider_strip_env_keys (const berth_provider *p);
 
 enum
 {
