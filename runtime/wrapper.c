@@ -48,11 +48,13 @@ static const char exit_fn[] =
    `exit 139`.  A child process killed by a signal is only 128+N to
    bash ($?), and stays an exit status.  Not HUP, INT,
    QUIT, PIPE: they mean a lost terminal, ^C or a closed reader, where
-   bash's own handling is wanted.  N is the environment's own number.  */
+   bash's own handling is wanted.  N is the environment's own number.
+   One redirection for the loop, not one per trap: each is an open of
+   /dev/null and a save and restore of fd 2 in every command's wrapper.  */
 static const char signal_traps[] =
-  "for __berth_s in ILL TRAP ABRT BUS FPE SEGV SYS TERM USR1 USR2 ALRM VTALRM PROF XCPU XFSZ; do\n"
-  "  trap \"__berth_sig=$__berth_s; exit \\$((128 + \\$(kill -l $__berth_s)))\" \"$__berth_s\" 2>/dev/null\n"
-  "done\n";
+  "{ for __berth_s in ILL TRAP ABRT BUS FPE SEGV SYS TERM USR1 USR2 ALRM VTALRM PROF XCPU XFSZ; do\n"
+  "  trap \"__berth_sig=$__berth_s; exit \\$((128 + \\$(kill -l $__berth_s)))\" \"$__berth_s\"\n"
+  "done; } 2>/dev/null\n";
 
 /* Why $__berth_cwd cannot be entered, from the deepest part of it that
    exists (locale-independent, no fork).  */
