@@ -264,7 +264,7 @@ berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error 
   if (r < 0)
     return r;
   berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "stream in %s on %s via %s", env->id, berth_env_backend (env), t->via);
-  r = berth_transport_start_via (t, env, &call, (const char *const *) argv, in_fd >= 0, -1, 0, &job, reterr);
+  r = berth_transport_start_via (t, env, &call, (const char *const *) argv, 0, in_fd >= 0, -1, 0, &job, reterr);
   if (r < 0)
     return r;
   berth_feed_init (&feed, NULL, 0, in_fd);
