@@ -121,22 +121,6 @@ usable_sif (const char *path)
   return stat (path, &st) == 0 && S_ISREG (st.st_mode) && st.st_size > 0;
 }
 
-/* Take an exclusive flock on FD, giving up after TIMEOUT seconds.  */
-static int
-lock_with_deadline (int fd, double timeout)
-{
-  struct timespec ts = { 0, 100 * 1000 * 1000 };
-  for (double waited = 0; waited < timeout; waited += 0.1)
-    {
-      if (flock (fd, LOCK_EX | LOCK_NB) == 0)
-        return 0;
-      if (errno != EWOULDBLOCK && errno != EINTR)
-        return -errno;
-      nanosleep (&ts, NULL);
-    }
-  return -ETIMEDOUT;
-}
-
 /* BASE plus KEY=VALUE unless KEY is already set.  */
 static char **
 environ_with (char *const *base, const char *key, const char *value)
@@ -174,7 +158,8 @@ sing_resolve_image (berth_env *env, const char *bin, const char *image, char **r
   char **argv = NULL, **envp = NULL, **envp2 = NULL;
   char *result = NULL;
   berth_error *err = NULL;
-  int fd = -1, status = -1, r;
+  int fd = -1, status = -1, failed = 0, r;
+  pid_t holder = 0;
 
   if (name == NULL)
     {
@@ -199,11 +184,21 @@ sing_resolve_image (berth_env *env, const char *bin, const char *image, char **r
       result = strdup (image);
       goto done;
     }
-  fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 || (r = lock_with_deadline (fd, SING_BUILD_TIMEOUT + 60)) < 0)
+  /* Another berth building the same image: wait for it, within the
+     call's deadline.  */
+  fd = berth_lock_file (lock, berth_monotonic_usec () + (uint64_t) (berth_env_time_left (env, SING_BUILD_TIMEOUT + 60) * 1e6), &holder);
+  if (fd == -ETIMEDOUT && berth_env_deadline_usec (env) && berth_monotonic_usec () >= berth_env_deadline_usec (env))
     {
-      berth_logf (env, BERTH_LOG_WARNING, "singularity: cannot lock %s (%s); using %s directly", lock,
-                  fd < 0 ? strerror (errno) : strerror (-r), image);
+      char who[32] = "another process";
+      if (holder > 0)
+        snprintf (who, sizeof who, "pid %d", (int) holder);
+      failed = berth_error_set (reterr, ETIMEDOUT, "singularity: the deadline passed while %s held the image build lock %s (another berth building %s)",
+                                who, lock, image);
+      goto done;
+    }
+  if (fd < 0)
+    {
+      berth_logf (env, BERTH_LOG_WARNING, "singularity: cannot lock %s (%s); using %s directly", lock, strerror (-fd), image);
       result = strdup (image);
       goto done;
     }
@@ -256,6 +251,8 @@ done:
   free (tmpdir);
   free (out);
   free (tail);
+  if (failed < 0)
+    return failed;
   if (result == NULL)
     return berth_error_set (reterr, ENOMEM, "singularity: out of memory");
   *ret_image = result;

@@ -160,6 +160,24 @@ t_build_fallback ()
   check "sif: no partial SIF left" bash -c "! ls '$XDG_CACHE_HOME/berth/sif/' | grep 'example.org-fails' | grep -v '[.]lock$'"
 }
 
+# A build lock held elsewhere ends at -t (issue 12.2: it waited up to
+# the build timeout + 60 s).
+t_build_lock_deadline ()
+{
+  [ "$SING_MODE" = double ] || return 0
+  local img=docker://example.org/locked/img:1 lock holder t0 ms
+  lock=$XDG_CACHE_HOME/berth/sif/example.org-locked-img-1.sif.lock
+  mkdir -p "${lock%/*}"
+  flock -o "$lock" sleep 60 & holder=$!
+  sleep 0.3
+  t0=$(date +%s%N)
+  b exec -b singularity --image "$img" -t 2 -- true
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  pkill -P "$holder" sleep; kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+  check "build lock: held elsewhere -> berth error 125 within -t 2 (took $ms ms)" [ $rc = 125 -a "$ms" -lt 4000 ]
+  check "build lock: one line naming the lock and its holder" bash -c "grep -q 'sif.lock' '$T/err' && grep -q 'pid $holder' '$T/err' && [ \$(wc -l < '$T/err') = 1 ]"
+}
+
 t_persistent ()
 {
   local name=p$$ inst
@@ -371,6 +389,7 @@ sing_run_all ()
   t_sif_cache
   t_sif_concurrent
   t_build_fallback
+  t_build_lock_deadline
   t_persistent
   t_passthrough
   t_containall

@@ -176,6 +176,33 @@ test_state_files (void **state)
   assert_int_equal (berth_env_state_read (NULL, "x", NULL), -EINVAL);
 }
 
+static void
+test_lock_file (void **state)
+{
+  (void) state;
+  char path[128];
+  pid_t holder = -1;
+  snprintf (path, sizeof path, "%s/x.lock", dir);
+  int fd = berth_lock_file (path, 0, NULL);
+  assert_true (fd >= 0);
+  /* a second open file description conflicts, in this process too */
+  uint64_t t0 = berth_monotonic_usec ();
+  assert_int_equal (berth_lock_file (path, t0 + 100000, &holder), -ETIMEDOUT);
+  assert_true (berth_monotonic_usec () - t0 >= 100000);
+  assert_true (berth_monotonic_usec () - t0 < 2000000);
+  assert_int_equal (holder, getpid ());
+  close (fd);
+  fd = berth_lock_file (path, berth_monotonic_usec () + 100000, &holder);
+  assert_true (fd >= 0);
+  assert_int_equal (holder, 0);
+  close (fd);
+  /* never through a symbolic link */
+  char link[128];
+  snprintf (link, sizeof link, "%s/l.lock", dir);
+  assert_int_equal (symlink (path, link), 0);
+  assert_int_equal (berth_lock_file (link, 0, NULL), -ELOOP);
+}
+
 int
 main (void)
 {
@@ -185,6 +212,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_find_program, setup, teardown),
     cmocka_unit_test_setup_teardown (test_trees, setup, teardown),
     cmocka_unit_test_setup_teardown (test_state_files, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_lock_file, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
