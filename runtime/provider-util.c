@@ -80,6 +80,30 @@ berth_env_time_left (const berth_env *env, double cap)
   return left < cap ? left : cap;
 }
 
+BERTH_EXPORT unsigned long long
+berth_proc_start_time (pid_t pid)
+{
+  char path[64], buf[1024], *p;
+  ssize_t n;
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  n = read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  p = strrchr (buf, ')'); /* the name may hold spaces and parentheses */
+  if (p == NULL || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+    return 0;
+  /* fields after ')': 3 (state) ... 22 (starttime) */
+  p += 2;
+  for (int field = 3; field < 22 && p; field++)
+    if ((p = strchr (p, ' ')))
+      p++;
+  return p ? strtoull (p, NULL, 10) : 0;
+}
+
 /* The pid /proc/locks names for the flock held on the file of FD, or 0.  */
 static pid_t
 lock_holder (int fd)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -177,6 +178,29 @@ test_state_files (void **state)
 }
 
 static void
+test_proc_start_time (void **state)
+{
+  (void) state;
+  unsigned long long me = berth_proc_start_time (getpid ());
+  assert_true (me > 0);
+  assert_true (me == berth_proc_start_time (getpid ()));
+  /* an older process started no later */
+  assert_true (berth_proc_start_time (1) <= me);
+  /* a zombie counts as gone, and so does a reaped child */
+  pid_t child = fork ();
+  assert_true (child >= 0);
+  if (child == 0)
+    _exit (0);
+  unsigned long long c = 0;
+  for (int i = 0; i < 200 && (c = berth_proc_start_time (child)) != 0; i++)
+    usleep (5000);
+  assert_int_equal (c, 0);
+  assert_int_equal (waitpid (child, NULL, 0), child);
+  assert_int_equal (berth_proc_start_time (child), 0);
+  assert_int_equal (berth_proc_start_time (-1), 0);
+}
+
+static void
 test_lock_file (void **state)
 {
   (void) state;
@@ -213,6 +237,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_trees, setup, teardown),
     cmocka_unit_test_setup_teardown (test_state_files, setup, teardown),
     cmocka_unit_test_setup_teardown (test_lock_file, setup, teardown),
+    cmocka_unit_test (test_proc_start_time),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

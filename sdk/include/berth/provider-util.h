@@ -77,6 +77,14 @@ BERTH_EXPORT uint64_t berth_monotonic_usec (void);
    at once with its own timeout.  */
 BERTH_EXPORT double berth_env_time_left (const berth_env *env, double cap);
 
+/* ---- processes ---- */
+
+/* The start time of process PID (field 22 of /proc/PID/stat, clock ticks
+   since boot): with the pid it names one process for good, as a recycled
+   pid has another start time.  0 when there is no such process or it is
+   a zombie (exited, its parent did not reap it yet).  */
+BERTH_EXPORT unsigned long long berth_proc_start_time (pid_t pid);
+
 /* ---- locks ---- */
 
 /* Open PATH (created 0600 when absent, never through a symbolic link) and
