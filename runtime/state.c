@@ -580,7 +580,7 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
               else
                 {
                   if (backend == NULL && !dry_run)
-                    berth_rm_rf (sd);
+                    berth_remove_tree (sd);
                   if (fn)
                     fn (userdata, de->d_name, backend ? backend : "?", "owner_gone", detail);
                 }
@@ -594,9 +594,9 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
               _cleanup_free_ char *rd = berth_strdup_printf ("%s/%s", ctx->runtime_dir, de->d_name);
               if (!dry_run)
                 {
-                  berth_rm_rf (sd);
+                  berth_remove_tree (sd);
                   if (rd)
-                    berth_rm_rf (rd);
+                    berth_remove_tree (rd);
                 }
               if (fn)
                 fn (userdata, de->d_name, "?", "incomplete", "a state directory without a record (a failed creation)");
@@ -618,7 +618,7 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
           if (de->d_name[0] == '.' || !berth_env_name_is_valid (de->d_name) || rd == NULL || sd == NULL || access (sd, F_OK) == 0 || !older_than (rd, lifetime))
             continue;
           if (!dry_run)
-            berth_rm_rf (rd);
+            berth_remove_tree (rd);
           if (fn)
             fn (userdata, de->d_name, "?", "incomplete", "a runtime directory without state (a failed creation)");
           n++;

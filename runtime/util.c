@@ -289,32 +289,6 @@ berth_read_fd (int fd, size_t max, char **ret, size_t *ret_len)
 }
 
 int
-berth_rm_rf (const char *path)
-{
-  struct stat st;
-  if (lstat (path, &st) < 0)
-    return errno == ENOENT ? 0 : -errno;
-  if (S_ISDIR (st.st_mode))
-    {
-      DIR *d = opendir (path);
-      struct dirent *de;
-      if (d == NULL)
-        return -errno;
-      while ((de = readdir (d)))
-        {
-          if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-            continue;
-          _cleanup_free_ char *sub = berth_strdup_printf ("%s/%s", path, de->d_name);
-          if (sub)
-            berth_rm_rf (sub);
-        }
-      closedir (d);
-      return rmdir (path) < 0 ? -errno : 0;
-    }
-  return unlink (path) < 0 ? -errno : 0;
-}
-
-int
 berth_random_hex (char *out, size_t nbytes)
 {
   unsigned char raw[64];
