@@ -44,6 +44,10 @@ berth_ctx_register (berth_ctx *ctx, const berth_provider_ops *ops, const char *o
     return berth_error_set (reterr, BERTH_E_PLUGIN, "%s: the name '%s' is reserved for a built-in backend", origin, ops->name);
   if (berth_ctx_find_registered (ctx, ops->name))
     return berth_error_set (reterr, BERTH_E_PLUGIN, "%s: a backend named '%s' is already registered", origin, ops->name);
+  /* built-ins are checked as the loader checks a module or plugin */
+  int r = berth_check_ops (ops, reterr);
+  if (r < 0)
+    return berth_error_wrap (reterr, r, "%s", origin);
   p = calloc (1, sizeof *p);
   v = realloc (ctx->providers, (ctx->n_providers + 1) * sizeof *v);
   if (p == NULL || v == NULL)
