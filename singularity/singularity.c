@@ -609,6 +609,17 @@ sing_remove (berth_env *env, berth_error **reterr)
   return 0;
 }
 
+/* berth pull -b singularity IMAGE: the SIF cache's build, now.  */
+static int
+sing_pull_op (const berth_config *cfg, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr)
+{
+  _cleanup_free_ char *bin = NULL;
+  int r = sing_find_binary (cfg, &bin, reterr);
+  if (r < 0)
+    return r;
+  return sing_pull (bin, image, fn, userdata, reterr);
+}
+
 static int
 sing_gc (const berth_config *cfg, int64_t lifetime, berth_error **reterr)
 {
@@ -702,6 +713,7 @@ const berth_provider_ops berth_singularity_provider = {
   .exec_prefix = sing_exec_prefix,
   .start = NULL,
   .gc = sing_gc,
+  .pull = sing_pull_op,
 };
 
 BERTH_PROVIDER_EXPORT (berth_singularity_provider)
