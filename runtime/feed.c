@@ -85,12 +85,8 @@ feed_write (berth_job *job, berth_feed *f)
 static void
 feed_read (berth_feed *f)
 {
-  if (f->buf == NULL && (f->buf = malloc (BERTH_FEED_BUF)) == NULL)
-    {
-      f->read_error = ENOMEM;
-      f->fd = -1;
-      return;
-    }
+  if (f->buf == NULL)
+    f->buf = xmalloc (BERTH_FEED_BUF);
   ssize_t n = read (f->fd, f->buf, BERTH_FEED_BUF);
   if (n > 0)
     {

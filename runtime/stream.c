@@ -63,7 +63,7 @@ bridge_sink (void *userdata, int stream, const char *data, size_t len)
 static char *
 stream_boot (const char *job)
 {
-  return berth_strdup_printf ("export BERTH_JOB=%s\n"
+  return xasprintf ("export BERTH_JOB=%s\n"
                               "case $1 in */*) ;; *)\n"
                               "  if ! command -v -- \"$1\" >/dev/null 2>&1; then\n"
                               "    printf '%%s: command not found\\n' \"$1\" >&2; exit 127\n"

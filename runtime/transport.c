@@ -159,8 +159,6 @@ berth_transport_kill (berth_env *env, const char *token, long pid, double timeou
   if (t->kill)
     return t->kill (env, token, pid, timeout, ret_status, reterr);
   _cleanup_free_ char *ks = berth_kill_script (token, pid);
-  if (ks == NULL)
-    return berth_error_errno (reterr, ENOMEM, "out of memory");
   return berth_job_run_script (env, ks, timeout, ret_status, reterr);
 }
 
