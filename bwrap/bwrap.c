@@ -288,7 +288,7 @@ helper_environ (void)
 static bool
 jail_alive (const char *state)
 {
-  char path[4200], buf[8192], *p;
+  char path[4200], buf[8192];
   long long pid = 0, v;
   unsigned long long starttime = 0, userns = 0, st = 0;
   struct stat sb;
@@ -309,20 +309,7 @@ jail_alive (const char *state)
   fclose (f);
   if (pid <= 1 || starttime == 0 || userns == 0)
     return false;
-  snprintf (path, sizeof path, "/proc/%lld/stat", pid);
-  f = fopen (path, "re");
-  if (f == NULL)
-    return false;
-  p = fgets (buf, sizeof buf, f);
-  fclose (f);
-  if (p == NULL || (p = strrchr (buf, ')')) == NULL || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-    return false;
-  /* fields after ')': 3 (state) ... 22 (starttime) */
-  p += 2;
-  for (int field = 3; field < 22 && p; field++)
-    if ((p = strchr (p, ' ')))
-      p++;
-  if (p == NULL || strtoull (p, NULL, 10) != starttime)
+  if (berth_proc_start_time ((pid_t) pid) != starttime)
     return false;
   snprintf (path, sizeof path, "/proc/%lld/ns/user", pid);
   if (stat (path, &sb) < 0 || (unsigned long long) sb.st_ino != userns)

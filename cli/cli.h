@@ -3,10 +3,40 @@
 #ifndef BERTH_CLI_H
 #define BERTH_CLI_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <berth/berth.h>
+
+/* The CLI includes public headers only, never the runtime's util.h:
+   the few scope-bound cleanups it uses, as libberth's.  */
+#ifndef _cleanup_
+#define _cleanup_(f) __attribute__ ((cleanup (f)))
+#endif
+#ifndef _cleanup_free_
+#define _cleanup_free_ _cleanup_ (cli_freep)
+#endif
+#ifndef _cleanup_close_
+#define _cleanup_close_ _cleanup_ (cli_closep)
+#endif
+static inline void
+cli_freep (void *p)
+{
+  free (*(void **) p);
+}
+static inline void
+cli_closep (int *fd)
+{
+  if (*fd >= 0)
+    {
+      int saved = errno;
+      close (*fd);
+      errno = saved;
+    }
+}
 
 /* berth's own errors (bad config, unknown backend, daemon down).  */
 #define EXIT_BERTH 125

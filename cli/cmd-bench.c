@@ -12,7 +12,6 @@
 #include <time.h>
 #include <wordexp.h>
 
-#include <berth/provider.h>
 #include "cli.h"
 
 extern char **environ;

@@ -11,9 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <berth/provider.h>
+#include <berth/provider.h> /* the configuration's readers, berth_shell_join */
 #include "cli.h"
-#include "util.h"
 
 static int interrupt_pipe[2] = { -1, -1 };
 /* The last of SIGINT, SIGTERM, SIGHUP received (exec-stream exits 128+N).  */

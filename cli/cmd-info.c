@@ -7,8 +7,6 @@
 #include <time.h>
 
 #include <berth/plugins.h>
-#include <berth/provider.h>
-#include <berth/provider-util.h>
 #include "cli.h"
 
 /* Every flag, in the order `backends --json` and berth serve show them.  */

@@ -280,18 +280,6 @@ docker_client_docker_host (const docker_client *c)
 }
 
 const char *
-docker_client_socket (const docker_client *c)
-{
-  return c->socket_path;
-}
-
-void
-docker_client_set_timeout (docker_client *c, long ms)
-{
-  c->timeout_ms = ms > 0 ? ms : 120000;
-}
-
-const char *
 docker_client_api_version (const docker_client *c)
 {
   return c->negotiated ? c->api : NULL;

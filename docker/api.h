@@ -32,10 +32,6 @@ void docker_client_free (docker_client *c);
 const char *docker_client_host (const docker_client *c);
 /* DOCKER_HOST as the docker CLI's -H takes it.  */
 const char *docker_client_docker_host (const docker_client *c);
-/* The UNIX socket path, or NULL for tcp and ssh.  */
-const char *docker_client_socket (const docker_client *c);
-/* Set the timeout of plain requests (milliseconds, default 120 s).  */
-void docker_client_set_timeout (docker_client *c, long ms);
 /* Bound every request, stream and pull by DEADLINE_USEC (CLOCK_MONOTONIC,
    0: none): berth_env_deadline_usec of the call in progress.  */
 void docker_client_set_deadline (docker_client *c, uint64_t deadline_usec);

@@ -143,8 +143,7 @@ docker_ssh_control_path (void)
     return NULL;
   if (asprintf (&dir, "%s/berth", base) < 0)
     return NULL;
-  if ((mkdir (dir, 0700) < 0 && errno != EEXIST) || lstat (dir, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != getuid ()
-      || (st.st_mode & 077) != 0 || asprintf (&path, "%s/dssh-%%C", dir) < 0)
+  if (berth_private_dir (dir, NULL) < 0 || asprintf (&path, "%s/dssh-%%C", dir) < 0)
     path = NULL;
   free (dir);
   return path;

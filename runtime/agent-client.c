@@ -610,8 +610,8 @@ capture_sink (void *userdata, int stream, const char *data, size_t len)
 /* Run ARGV through the fallback with IN (LEN bytes, may be 0) on its
    stdin, its stdout in *OUT (bounded), within TIMEOUT seconds.  */
 static int
-run_via_fallback (berth_env *env, const berth_transport_ops *fb, const char *const *argv, const void *in, size_t len, double timeout, berth_buf *out,
-                  int *ret_status, berth_error **reterr)
+run_via_fallback (berth_env *env, const berth_transport_ops *fb, const char *const *argv, uint32_t start_flags, const void *in, size_t len, double timeout,
+                  berth_buf *out, int *ret_status, berth_error **reterr)
 {
   _cleanup_ (berth_transport_call_free) berth_transport_call call = { 0 };
   berth_job job;
@@ -623,7 +623,7 @@ run_via_fallback (berth_env *env, const berth_transport_ops *fb, const char *con
   int r = fb->prepare (env, &call, reterr);
   if (r < 0)
     return r;
-  r = berth_transport_start_via (fb, env, &call, argv, len > 0, -1, deadline, &job, reterr);
+  r = berth_transport_start_via (fb, env, &call, argv, start_flags, len > 0, -1, deadline, &job, reterr);
   if (r < 0)
     return r;
   berth_feed_init (&feed, in, len, -1);
@@ -665,7 +665,7 @@ berth_env_lacks_bash (berth_env *env)
   const char *argv[] = { "sh", "-c", "command -v bash >/dev/null 2>&1 || exit 3", NULL };
   berth_error *err = NULL;
   int st = -1;
-  int r = run_via_fallback (env, berth_transport_fallback (env), argv, NULL, 0, 10, NULL, &st, &err);
+  int r = run_via_fallback (env, berth_transport_fallback (env), argv, 0, NULL, 0, 10, NULL, &st, &err);
   berth_error_free (err);
   return r >= 0 && st == 3;
 }
@@ -836,7 +836,7 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
           call.start_flags = BERTH_START_AGENT; /* see provider.h */
         }
       berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "agent", "starting the agent in %s through %s", env->id, fb->via);
-      r = berth_transport_start_via (fb, env, &call, argv, true, -1, env->deadline_usec, &m->job, reterr);
+      r = berth_transport_start_via (fb, env, &call, argv, 0, true, -1, env->deadline_usec, &m->job, reterr);
       if (r < 0)
         {
           free (m);
@@ -878,7 +878,7 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
         berth_buf out = { 0 };
         int st = -1;
         berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "agent", "uploading the agent (%zu bytes) into %s", len, env->id);
-        r = run_via_fallback (env, fb, uargv, bin, len, UPLOAD_S, &out, &st, reterr);
+        r = run_via_fallback (env, fb, uargv, 0, bin, len, UPLOAD_S, &out, &st, reterr);
         if (r < 0)
           {
             berth_buf_free (&out);
@@ -1172,7 +1172,7 @@ agent_kill (berth_env *env, const char *token, long pid, double timeout, int *re
   if (ks == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
   const char *argv[] = { "bash", "-c", ks, NULL };
-  return run_via_fallback (env, berth_transport_fallback (env), argv, NULL, 0, timeout, NULL, ret_status, reterr);
+  return run_via_fallback (env, berth_transport_fallback (env), argv, BERTH_START_SHELL_SCRIPT, NULL, 0, timeout, NULL, ret_status, reterr);
 }
 
 static bool

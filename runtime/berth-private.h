@@ -5,6 +5,7 @@
 #define BERTH_PRIVATE_H
 
 #include <berth/provider.h>
+#include <berth/plugins.h>
 #include "conf.h"
 #include "util.h"
 

@@ -213,28 +213,6 @@ berth_child_spawn (const char *const *argv, const char *const *envp, int extra_f
 }
 
 int
-berth_child_wait_timeout (berth_child *c, uint64_t timeout_usec, int *ret_status)
-{
-  uint64_t end = berth_now_usec () + timeout_usec;
-  int st;
-  for (unsigned delay = 200;; delay = delay < 20000 ? delay * 2 : delay)
-    {
-      pid_t r = waitpid (c->pid, &st, WNOHANG);
-      if (r == c->pid)
-        {
-          c->pid = -1;
-          *ret_status = berth_status_decode (st);
-          return 0;
-        }
-      if (r < 0 && errno != EINTR)
-        return -errno;
-      if (berth_now_usec () >= end)
-        return -ETIMEDOUT;
-      usleep (delay);
-    }
-}
-
-int
 berth_child_finish (berth_child *c, bool kill_first)
 {
   int st = 0;

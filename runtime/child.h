@@ -32,8 +32,6 @@ BERTH_INTERNAL int berth_child_spawn (const char *const *argv, const char *const
 /* Close our ends, then reap; KILL first sends SIGKILL to the process
    (not its group).  Returns the wait status decoded as 0-255 / 128+sig.  */
 BERTH_INTERNAL int berth_child_finish (berth_child *c, bool kill_first);
-/* Wait up to TIMEOUT_USEC for the child to exit; -ETIMEDOUT if it did not. */
-BERTH_INTERNAL int berth_child_wait_timeout (berth_child *c, uint64_t timeout_usec, int *ret_status);
 BERTH_INTERNAL int berth_status_decode (int wstatus);
 
 #endif

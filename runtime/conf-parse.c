@@ -234,9 +234,7 @@ parse_copy (parse_state *ps, const berth_config *src, config_pos p, int *r, bert
   *r = parse_count_node (ps, p, reterr);
   if (*r < 0)
     return NULL;
-  n = calloc (1, sizeof *n);
-  if (n == NULL)
-    goto nomem;
+  n = xcalloc (1, sizeof *n);
   n->kind = src->kind;
   n->style = src->style;
   n->null = src->null;
@@ -244,9 +242,9 @@ parse_copy (parse_state *ps, const berth_config *src, config_pos p, int *r, bert
   n->end = src->end;
   n->key_start = src->key_start;
   n->key_end = src->key_end;
-  n->where = strdup (src->where);
-  if (n->where == NULL || (src->scalar && (n->scalar = strdup (src->scalar)) == NULL)
-      || (src->key && (n->key = strdup (src->key)) == NULL))
+  n->where = xstrdup (src->where);
+  /* a value is the config's size (bounded), not small: it fails cleanly */
+  if ((src->scalar && (n->scalar = strdup (src->scalar)) == NULL) || (src->key && (n->key = strdup (src->key)) == NULL))
     goto nomem;
   for (size_t i = 0; i < src->n_items; i++)
     {
@@ -310,7 +308,7 @@ parse_scalar (parse_state *ps, yaml_event_t *ev, berth_error **reterr)
   if (anchor && parse_in_key_position (ps))
     return config_error (reterr, ps->name, p, "anchors on mapping keys are not supported");
   n = conf_node_new (BERTH_CONFIG_SCALAR, ps->name, p);
-  if (n == NULL || (n->scalar = strdup (value)) == NULL)
+  if ((n->scalar = strdup (value)) == NULL)
     {
       conf_node_free (n);
       return -ENOMEM;
@@ -349,8 +347,8 @@ parse_start (parse_state *ps, yaml_event_t *ev, int kind, berth_error **reterr)
   if (r < 0)
     return r;
   ps->stack[ps->depth] = (parse_frame){ .node = n };
-  if (anchor && (ps->stack[ps->depth].anchor = strdup ((const char *) anchor)) == NULL)
-    return -ENOMEM;
+  if (anchor)
+    ps->stack[ps->depth].anchor = xstrdup ((const char *) anchor);
   ps->depth++;
   return 0;
 }
@@ -424,9 +422,7 @@ conf_parse (const char *name, const char *text, size_t len, bool any_root, berth
 
   if (len > CONFIG_MAX_BYTES)
     return berth_error_set (reterr, BERTH_E_CONFIG, "%s: larger than %d bytes", name, CONFIG_MAX_BYTES);
-  ps = calloc (1, sizeof *ps);
-  if (ps == NULL)
-    return -ENOMEM;
+  ps = xcalloc (1, sizeof *ps);
   ps->name = name;
   ps->text = text;
   ps->len = len;
@@ -519,7 +515,8 @@ config_read (const char *path, char **ret, size_t *ret_len, const char **kind)
   if (S_ISCHR (st.st_mode) && st.st_rdev == makedev (1, 3))
     {
       *ret_len = 0;
-      return (*ret = strdup ("")) ? 0 : -ENOMEM;
+      *ret = xstrdup ("");
+      return 0;
     }
   if (!S_ISREG (st.st_mode))
     {

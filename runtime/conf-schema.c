@@ -65,7 +65,6 @@ static const schema_key config_schema[] = {
   { "terminal.agent", SCHEMA_NAME, "auto (commands through berth-agent where it can run; the default) or off (one exec per command)" },
   { "terminal.container_cpu", SCHEMA_NUMBER, "a number >= 0", .min = 0 },
   { "terminal.container_memory", SCHEMA_INT, "an integer >= 0 (MB)", .imin = 0, .imax = INT64_MAX },
-  { "terminal.container_disk", SCHEMA_INT, "an integer >= 0 (MB)", .imin = 0, .imax = INT64_MAX },
   SCHEMA_BOOLEAN ("terminal.container_persistent"),
   { "tool_output.max_bytes", SCHEMA_INT, "a positive integer", .imin = 1, .imax = INT64_MAX, .def = "50000" },
   SCHEMA_LIST ("plugins.enabled"),

@@ -37,14 +37,10 @@ conf_node_free (berth_config *n)
 berth_config *
 conf_node_new (int kind, const char *name, config_pos start)
 {
-  berth_config *n = calloc (1, sizeof *n);
-  if (n == NULL)
-    return NULL;
+  berth_config *n = xcalloc (1, sizeof *n);
   n->kind = kind;
   n->start = n->end = start;
-  n->where = berth_strdup_printf ("%s:%" PRIu32 ":%" PRIu32, name, start.line + 1, start.col + 1);
-  if (n->where == NULL)
-    return conf_node_free (n);
+  n->where = xasprintf ("%s:%" PRIu32 ":%" PRIu32, name, start.line + 1, start.col + 1);
   return n;
 }
 
@@ -386,7 +382,7 @@ berth_config_strv (const berth_config *cfg, const char *path)
   char **v;
   if (n == NULL || n->kind == BERTH_CONFIG_SCALAR)
     return NULL;
-  v = calloc (1, sizeof *v);
+  v = xcalloc (1, sizeof *v);
   for (size_t i = 0; v && i < n->n_items; i++)
     {
       const berth_config *c = n->items[i];

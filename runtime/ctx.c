@@ -16,26 +16,19 @@ runtime_dir (void)
 {
   const char *xdg = getenv ("XDG_RUNTIME_DIR");
   if (xdg && xdg[0] == '/' && access (xdg, W_OK) == 0)
-    return berth_strdup_printf ("%s/berth", xdg);
-  return berth_strdup_printf ("/tmp/berth-%u", (unsigned) getuid ());
+    return xasprintf ("%s/berth", xdg);
+  return xasprintf ("/tmp/berth-%u", (unsigned) getuid ());
 }
 
 BERTH_EXPORT int
 berth_ctx_new (berth_ctx **ret, berth_error **reterr)
 {
-  berth_ctx *ctx = calloc (1, sizeof *ctx);
-  if (ctx == NULL)
-    return berth_error_errno (reterr, ENOMEM, "cannot allocate context");
+  berth_ctx *ctx = xcalloc (1, sizeof *ctx);
   ctx->n_ref = 1;
   ctx->config = berth_config_new ();
   _cleanup_free_ char *state = berth_xdg_dir ("XDG_STATE_HOME", ".local/state");
-  ctx->state_dir = state ? berth_strdup_printf ("%s/berth", state) : NULL;
+  ctx->state_dir = xasprintf ("%s/berth", state);
   ctx->runtime_dir = runtime_dir ();
-  if (ctx->config == NULL || ctx->state_dir == NULL || ctx->runtime_dir == NULL)
-    {
-      berth_ctx_unref (ctx);
-      return berth_error_errno (reterr, ENOMEM, "cannot allocate context");
-    }
   for (size_t i = 0; berth_builtin_providers[i]; i++)
     {
       int r = berth_ctx_register (ctx, berth_builtin_providers[i], "builtin", NULL, false, reterr);
@@ -98,7 +91,7 @@ log_config_files (berth_ctx *ctx, const char *system, const char *user, const ch
 BERTH_EXPORT int
 berth_ctx_load_config (berth_ctx *ctx, const char *extra, berth_error **reterr)
 {
-  _cleanup_free_ char *system = berth_strdup_printf ("%s/berth/config.yaml", BERTH_SYSCONFDIR);
+  _cleanup_free_ char *system = xasprintf ("%s/berth/config.yaml", BERTH_SYSCONFDIR);
   _cleanup_free_ char *user = berth_config_user_path ();
   const char *env = getenv ("BERTH_CONFIG");
   const char *sys_override = getenv ("BERTH_SYSTEM_CONFIG"); /* for tests of the layering */
@@ -143,7 +136,7 @@ BERTH_EXPORT char *
 berth_config_user_path (void)
 {
   _cleanup_free_ char *dir = berth_xdg_dir ("XDG_CONFIG_HOME", ".config");
-  return dir ? berth_strdup_printf ("%s/berth/config.yaml", dir) : NULL;
+  return xasprintf ("%s/berth/config.yaml", dir);
 }
 
 BERTH_EXPORT int

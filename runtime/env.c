@@ -280,8 +280,8 @@ berth_env_open (berth_ctx *ctx, const berth_env_spec *spec, berth_env **ret, ber
      gc` can tell one whose berth was killed from one in use.  */
   if (env->name == NULL && (r = berth_env_record_owner (env, "owner", NULL, reterr)) < 0)
     {
-      berth_rm_rf (env->state_dir);
-      berth_rm_rf (env->runtime_dir);
+      berth_remove_tree (env->state_dir);
+      berth_remove_tree (env->runtime_dir);
       berth_env_free (env);
       return r;
     }
@@ -360,8 +360,8 @@ berth_env_cleanup (berth_env *env, berth_error **reterr)
     {
       stop_recorded_processes (env);
       r = berth_provider_call_remove (env, reterr);
-      berth_rm_rf (env->state_dir);
-      berth_rm_rf (env->runtime_dir);
+      berth_remove_tree (env->state_dir);
+      berth_remove_tree (env->runtime_dir);
     }
   return r;
 }
@@ -463,8 +463,8 @@ berth_env_discard (berth_env *env, bool forget_anyway, berth_error **reterr)
   env->cleaned = true;
   if (r >= 0 || forget_anyway)
     {
-      berth_rm_rf (env->state_dir);
-      berth_rm_rf (env->runtime_dir);
+      berth_remove_tree (env->state_dir);
+      berth_remove_tree (env->runtime_dir);
     }
   return r;
 }

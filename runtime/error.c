@@ -115,12 +115,7 @@ error_setv (berth_error **reterr, int code, bool with_errno, const char *fmt, va
       free (msg);
       return -code;
     }
-  berth_error *e = calloc (1, sizeof *e);
-  if (e == NULL)
-    {
-      free (msg);
-      return -code;
-    }
+  berth_error *e = xcalloc (1, sizeof *e);
   e->code = code;
   e->message = msg;
   *reterr = e;

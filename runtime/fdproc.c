@@ -153,10 +153,8 @@ is_socket (int fd)
 BERTH_EXPORT int
 berth_proc_from_fds (const berth_fdproc_spec *spec, berth_proc *ret, berth_error **reterr)
 {
-  fdproc *p = calloc (1, sizeof *p);
+  fdproc *p = xcalloc (1, sizeof *p);
   int fds[] = { spec->in_fd, spec->out_fd, spec->err_fd };
-  if (p == NULL)
-    return berth_error_errno (reterr, ENOMEM, "out of memory");
   p->in = spec->in_fd;
   p->out = spec->out_fd;
   p->err = spec->err_fd;

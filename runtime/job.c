@@ -146,7 +146,7 @@ berth_job_run_script_io (berth_env *env, const char *script, double timeout, con
   int r = berth_transport_prepare (env, &call, reterr);
   if (r < 0)
     return r;
-  r = berth_transport_start (env, &call, inner, has_in, -1, deadline, &job, reterr);
+  r = berth_transport_start (env, &call, inner, BERTH_START_SHELL_SCRIPT, has_in, -1, deadline, &job, reterr);
   berth_transport_call_free (&call);
   if (r < 0)
     return r;

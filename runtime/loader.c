@@ -140,9 +140,7 @@ static char *
 one_line (const char *msg)
 {
   size_t n = strnlen (msg ? msg : "", MAX_REASON);
-  char *s = strndup (msg ? msg : "", n);
-  if (s == NULL)
-    return NULL;
+  char *s = xstrndup (msg ? msg : "", n);
   for (char *p = s; *p; p++)
     if (*p == '\n' || *p == '\r' || *p == '\t')
       *p = ' ';
@@ -180,14 +178,8 @@ add_info (berth_ctx *ctx, const char *name, const char *path, bool enabled, bert
   ctx->plugins = v;
   berth_plugin_info *info = &v[ctx->n_plugins];
   *info = (berth_plugin_info) { .enabled = enabled };
-  info->name = strdup (name);
-  info->path = strdup (path);
-  if (info->name == NULL || info->path == NULL)
-    {
-      free (info->name);
-      free (info->path);
-      return -ENOMEM;
-    }
+  info->name = xstrdup (name);
+  info->path = xstrdup (path);
   ctx->n_plugins++;
   *ret = info;
   return 0;
@@ -197,8 +189,6 @@ static void
 set_status (berth_ctx *ctx, berth_plugin_info *info, bool loaded, const char *status)
 {
   char *s = one_line (status);
-  if (s == NULL)
-    return;
   free (info->status);
   info->status = s;
   info->loaded = loaded;
@@ -220,7 +210,7 @@ set_error (berth_ctx *ctx, berth_plugin_info *info, berth_error *err)
 static void
 set_pending (berth_plugin_info *info, char *library)
 {
-  char *s = strdup ("not loaded yet");
+  char *s = xstrdup ("not loaded yet");
   if (library == NULL || s == NULL)
     {
       free (library);
@@ -324,8 +314,8 @@ scan_module_dir (berth_ctx *ctx, const char *dir)
     }
   for (int i = 0; i < n; i++)
     {
-      _cleanup_free_ char *path = berth_strdup_printf ("%s/%s", dir, names[i]->d_name);
-      _cleanup_free_ char *base = strndup (names[i]->d_name, strlen (names[i]->d_name) - 3);
+      _cleanup_free_ char *path = xasprintf ("%s/%s", dir, names[i]->d_name);
+      _cleanup_free_ char *base = xstrndup (names[i]->d_name, strlen (names[i]->d_name) - 3);
       free (names[i]);
       if (path == NULL || base == NULL)
         continue;
@@ -342,7 +332,7 @@ scan_module_dir (berth_ctx *ctx, const char *dir)
           berth_error_free (err);
           continue;
         }
-      set_pending (info, strdup (path));
+      set_pending (info, xstrdup (path));
     }
   free (names);
 }
@@ -352,9 +342,7 @@ berth_scan_modules (berth_ctx *ctx, const char *dir)
 {
   const char *env = secure_getenv ("BERTH_MODULEDIR");
   const char *list = env && *env ? env : dir ? dir : BERTH_MODULEDIR;
-  _cleanup_free_ char *copy = strdup (list);
-  if (copy == NULL)
-    return -ENOMEM;
+  _cleanup_free_ char *copy = xstrdup (list);
   char *save = NULL;
   for (char *d = strtok_r (copy, ":", &save); d; d = strtok_r (NULL, ":", &save))
     scan_module_dir (ctx, d);
@@ -464,9 +452,7 @@ library_path_ok (const char *lib)
 {
   if (lib == NULL || lib[0] == '\0' || lib[0] == '/' || strlen (lib) > 255)
     return false;
-  _cleanup_free_ char *copy = strdup (lib);
-  if (copy == NULL)
-    return false;
+  _cleanup_free_ char *copy = xstrdup (lib);
   char *save = NULL;
   for (char *c = strtok_r (copy, "/", &save); c; c = strtok_r (NULL, "/", &save))
     if (strcmp (c, "..") == 0 || strcmp (c, ".") == 0)
@@ -501,9 +487,7 @@ scalar_field (const berth_config *spec, const char *key, bool required, const ch
 static int
 read_spec (const char *dir, const char *dirname, berth_plugin_info *info, char **ret_library, berth_error **reterr)
 {
-  _cleanup_free_ char *file = berth_strdup_printf ("%s/" PLUGIN_YAML, dir);
-  if (file == NULL)
-    return -ENOMEM;
+  _cleanup_free_ char *file = xasprintf ("%s/" PLUGIN_YAML, dir);
   struct stat st;
   if (stat (file, &st) < 0)
     return berth_error_set (reterr, BERTH_E_PLUGIN, "no plugin.yaml in %s", dir);
@@ -531,8 +515,8 @@ read_spec (const char *dir, const char *dirname, berth_plugin_info *info, char *
       || (r = scalar_field (spec, "requires_berth", false, &requires, reterr)) < 0)
     goto out;
 
-  if (version && (info->version = strndup (version, 64)) == NULL)
-    goto oom;
+  if (version)
+    info->version = xstrndup (version, 64);
   if (description && (info->description = one_line (description)) == NULL)
     goto oom;
 
@@ -603,10 +587,7 @@ read_spec (const char *dir, const char *dirname, berth_plugin_info *info, char *
             goto out;
           }
     }
-  char *lib = berth_strdup_printf ("%s/%s", dir, library);
-  if (lib == NULL)
-    goto oom;
-  *ret_library = lib;
+  *ret_library = xasprintf ("%s/%s", dir, library);
   r = 0;
   goto out;
 
@@ -638,16 +619,16 @@ berth_plugins_dir_internal (void)
      set-uid programs).  */
   const char *dir = secure_getenv ("BERTH_PLUGINDIR");
   if (dir && dir[0] == '/')
-    return strdup (dir);
+    return xstrdup (dir);
   _cleanup_free_ char *data = berth_xdg_dir ("XDG_DATA_HOME", ".local/share");
-  return data ? berth_strdup_printf ("%s/berth/plugins", data) : NULL;
+  return xasprintf ("%s/berth/plugins", data);
 }
 
 static void
 scan_plugin (berth_ctx *ctx, const char *base, const char *dirname, const char *const *enabled)
 {
-  _cleanup_free_ char *dir = berth_strdup_printf ("%s/%s", base, dirname);
-  if (dir == NULL || find_info (ctx, dir))
+  _cleanup_free_ char *dir = xasprintf ("%s/%s", base, dirname);
+  if (find_info (ctx, dir))
     return;
   bool on = berth_strv_contains (enabled, dirname);
   berth_plugin_info *info;
@@ -673,8 +654,8 @@ scan_plugin (berth_ctx *ctx, const char *base, const char *dirname, const char *
         set_error (ctx, info, err);
       else
         {
-          _cleanup_free_ char *s = berth_strdup_printf ("disabled; %s", err ? berth_error_message (err) : "invalid");
-          set_status (ctx, info, false, s ? s : "disabled");
+          _cleanup_free_ char *s = xasprintf ("disabled; %s", err ? berth_error_message (err) : "invalid");
+          set_status (ctx, info, false, s);
         }
       berth_error_free (err);
       return;

@@ -476,7 +476,7 @@ follow (berth_process *p, berth_error **reterr)
   int r = berth_transport_prepare (p->env, &call, reterr);
   if (r < 0)
     return r;
-  r = berth_transport_start (p->env, &call, inner, false, -1, 0, &p->follower, reterr);
+  r = berth_transport_start (p->env, &call, inner, BERTH_START_SHELL_SCRIPT, false, -1, 0, &p->follower, reterr);
   berth_transport_call_free (&call);
   if (r < 0)
     return r;

@@ -10,7 +10,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,6 +78,89 @@ berth_env_time_left (const berth_env *env, double cap)
     return cap;
   left = deadline > now ? (double) (deadline - now) / 1e6 : 0.005;
   return left < cap ? left : cap;
+}
+
+BERTH_EXPORT unsigned long long
+berth_proc_start_time (pid_t pid)
+{
+  char path[64], buf[1024], *p;
+  ssize_t n;
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  n = read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  p = strrchr (buf, ')'); /* the name may hold spaces and parentheses */
+  if (p == NULL || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+    return 0;
+  /* fields after ')': 3 (state) ... 22 (starttime) */
+  p += 2;
+  for (int field = 3; field < 22 && p; field++)
+    if ((p = strchr (p, ' ')))
+      p++;
+  return p ? strtoull (p, NULL, 10) : 0;
+}
+
+/* The pid /proc/locks names for the flock held on the file of FD, or 0.  */
+static pid_t
+lock_holder (int fd)
+{
+  struct stat st;
+  char line[256];
+  pid_t who = 0;
+  if (fstat (fd, &st) < 0)
+    return 0;
+  FILE *f = fopen ("/proc/locks", "re");
+  if (f == NULL)
+    return 0;
+  while (who == 0 && fgets (line, sizeof line, f))
+    {
+      /* "1: FLOCK  ADVISORY  WRITE 1234 00:2f:56789 0 EOF"; a waiter's
+         line has "->" after the number */
+      char kind[16];
+      int pid;
+      unsigned maj, min;
+      unsigned long ino;
+      if (sscanf (line, "%*d: %15s %*s %*s %d %x:%x:%lu", kind, &pid, &maj, &min, &ino) == 5 && strcmp (kind, "FLOCK") == 0
+          && ino == (unsigned long) st.st_ino && makedev (maj, min) == st.st_dev && pid > 0)
+        who = pid;
+    }
+  fclose (f);
+  return who;
+}
+
+BERTH_EXPORT int
+berth_lock_file (const char *path, uint64_t deadline_usec, pid_t *ret_holder)
+{
+  useconds_t nap = 5000;
+  if (ret_holder)
+    *ret_holder = 0;
+  _cleanup_close_ int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return -errno;
+  for (;;)
+    {
+      if (flock (fd, deadline_usec ? LOCK_EX | LOCK_NB : LOCK_EX) == 0)
+        return TAKE_FD (fd);
+      if (errno != EWOULDBLOCK && errno != EINTR)
+        return -errno;
+      if (deadline_usec == 0)
+        continue;
+      uint64_t now = berth_monotonic_usec ();
+      if (now >= deadline_usec)
+        {
+          if (ret_holder)
+            *ret_holder = lock_holder (fd);
+          return -ETIMEDOUT;
+        }
+      /* 5 ms first (a lock held for a moment), then up to 100 ms */
+      usleep (deadline_usec - now < nap ? (useconds_t) (deadline_usec - now) : nap);
+      if (nap < 100000)
+        nap *= 2;
+    }
 }
 
 BERTH_EXPORT uint64_t

@@ -44,19 +44,16 @@ berth_ctx_register (berth_ctx *ctx, const berth_provider_ops *ops, const char *o
     return berth_error_set (reterr, BERTH_E_PLUGIN, "%s: the name '%s' is reserved for a built-in backend", origin, ops->name);
   if (berth_ctx_find_registered (ctx, ops->name))
     return berth_error_set (reterr, BERTH_E_PLUGIN, "%s: a backend named '%s' is already registered", origin, ops->name);
-  p = calloc (1, sizeof *p);
-  v = realloc (ctx->providers, (ctx->n_providers + 1) * sizeof *v);
-  if (p == NULL || v == NULL)
-    {
-      free (p);
-      if (v)
-        ctx->providers = v;
-      return -ENOMEM;
-    }
+  /* built-ins are checked as the loader checks a module or plugin */
+  int r = berth_check_ops (ops, reterr);
+  if (r < 0)
+    return berth_error_wrap (reterr, r, "%s", origin);
+  p = xcalloc (1, sizeof *p);
+  v = xrealloc (ctx->providers, (ctx->n_providers + 1) * sizeof *v);
   ctx->providers = v;
   p->ops = ops;
   p->ctx = ctx;
-  p->origin = strdup (origin);
+  p->origin = xstrdup (origin);
   p->dl = dl;
   ctx->providers[ctx->n_providers++] = p;
   free (ctx->names);
@@ -197,7 +194,7 @@ berth_provider_probe (berth_provider *p, char **ret_reason)
   if (r < 0 || r > BERTH_PROBE_UNAVAILABLE)
     {
       free (reason);
-      reason = berth_strdup_printf ("probe failed (%d)", r);
+      reason = xasprintf ("probe failed (%d)", r);
       r = BERTH_PROBE_UNAVAILABLE;
     }
   *ret_reason = reason;

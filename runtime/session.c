@@ -265,7 +265,7 @@ begin_locked (berth_exec *x, const berth_exec_spec *spec, berth_error **reterr)
 
   const char *inner[] = { "bash", "-c", use_fd ? BERTH_BOOT_FD : BERTH_BOOT_STDIN, NULL };
   x->deadline = timeout > 0 ? t0 + (uint64_t) (timeout * 1e6) : UINT64_MAX;
-  r = berth_transport_start (env, &call, inner, x->in.len > 0 || spec->has_stdin, script_fd, x->deadline == UINT64_MAX ? 0 : x->deadline, &x->job, reterr);
+  r = berth_transport_start (env, &call, inner, BERTH_START_SHELL_SCRIPT, x->in.len > 0 || spec->has_stdin, script_fd, x->deadline == UINT64_MAX ? 0 : x->deadline, &x->job, reterr);
   if (r < 0)
     return r;
   x->started = true;

@@ -128,38 +128,6 @@ berth_env_save (berth_env *env, berth_error **reterr)
   return 0;
 }
 
-/* The start time of PID (clock ticks since boot, /proc/PID/stat field
-   22), 0 when there is no such process or it is a zombie (it ended, its
-   parent did not reap it yet).  With the pid it names one process for
-   good: a recycled pid has another start time.  */
-static unsigned long long
-proc_start_time (pid_t pid)
-{
-  char path[64], buf[1024], *p;
-  ssize_t n;
-  int fd;
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
-  n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return 0;
-  buf[n] = '\0';
-  p = strrchr (buf, ')'); /* the name may hold spaces and parentheses */
-  if (p == NULL || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-    return 0;
-  p++;
-  for (int field = 2; p && field < 22; field++)
-    {
-      p = strchr (p, ' ');
-      if (p)
-        p++;
-    }
-  return p ? strtoull (p, NULL, 10) : 0;
-}
-
 int
 berth_env_record_owner (berth_env *env, const char *file, const char *job, berth_error **reterr)
 {
@@ -170,7 +138,7 @@ berth_env_record_owner (berth_env *env, const char *file, const char *job, berth
   if (path == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
   snprintf (pid, sizeof pid, "%d", (int) getpid ());
-  snprintf (start, sizeof start, "%llu", proc_start_time (getpid ()));
+  snprintf (start, sizeof start, "%llu", berth_proc_start_time (getpid ()));
   meta_put (&b, "pid", pid);
   meta_put (&b, "start", start);
   meta_put (&b, "backend", berth_env_backend (env));
@@ -200,7 +168,7 @@ owner_alive (const char *record, pid_t *ret_pid)
   *ret_pid = (pid_t) p;
   if (p <= 0)
     return false;
-  now = proc_start_time ((pid_t) p);
+  now = berth_proc_start_time ((pid_t) p);
   return now != 0 && (want == 0 || now == want);
 }
 
@@ -612,7 +580,7 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
               else
                 {
                   if (backend == NULL && !dry_run)
-                    berth_rm_rf (sd);
+                    berth_remove_tree (sd);
                   if (fn)
                     fn (userdata, de->d_name, backend ? backend : "?", "owner_gone", detail);
                 }
@@ -626,9 +594,9 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
               _cleanup_free_ char *rd = berth_strdup_printf ("%s/%s", ctx->runtime_dir, de->d_name);
               if (!dry_run)
                 {
-                  berth_rm_rf (sd);
+                  berth_remove_tree (sd);
                   if (rd)
-                    berth_rm_rf (rd);
+                    berth_remove_tree (rd);
                 }
               if (fn)
                 fn (userdata, de->d_name, "?", "incomplete", "a state directory without a record (a failed creation)");
@@ -650,7 +618,7 @@ berth_gc_envs (berth_ctx *ctx, bool dry_run, berth_gc_env_fn fn, void *userdata,
           if (de->d_name[0] == '.' || !berth_env_name_is_valid (de->d_name) || rd == NULL || sd == NULL || access (sd, F_OK) == 0 || !older_than (rd, lifetime))
             continue;
           if (!dry_run)
-            berth_rm_rf (rd);
+            berth_remove_tree (rd);
           if (fn)
             fn (userdata, de->d_name, "?", "incomplete", "a runtime directory without state (a failed creation)");
           n++;

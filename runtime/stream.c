@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* stream.c: bridge local fds to a process inside an environment (what
-   `berth exec-stream` offers backends whose exec_prefix needs berth), and
-   the stdin feeder both it and execute use: a command's stdin is copied
-   from the caller's fd as the command takes it, through one bounded
-   buffer, never read ahead into memory.  */
+   `berth exec-stream` offers backends whose exec_prefix needs berth);
+   its stdin goes through the feeder of feed.c.  */
 #include "config.h"
 
 #include <fcntl.h>
@@ -18,133 +16,6 @@
 
 /* How long the kill script may take, the transport's setup included.  */
 #define STREAM_KILL_TIMEOUT_S 5
-
-void
-berth_feed_init (berth_feed *f, const void *pre, size_t pre_len, int fd)
-{
-  *f = (berth_feed){ .pre = pre, .pre_len = pre ? pre_len : 0, .fd = fd };
-}
-
-void
-berth_feed_free (berth_feed *f)
-{
-  free (f->buf);
-  f->buf = NULL;
-  f->have = f->off = 0;
-}
-
-static const char *
-feed_pending (const berth_feed *f, size_t *ret_len)
-{
-  if (f->pre_off < f->pre_len)
-    {
-      *ret_len = f->pre_len - f->pre_off;
-      return f->pre + f->pre_off;
-    }
-  *ret_len = f->have - f->off;
-  return f->buf + f->off;
-}
-
-/* Nothing more goes to the command (it closed its stdin, or it all went):
-   the caller's fd is left alone, not read any further.  */
-static void
-feed_stop (berth_job *job, berth_feed *f)
-{
-  f->pre_off = f->pre_len;
-  f->have = f->off = 0;
-  f->fd = -1;
-  berth_job_close_stdin (job);
-}
-
-/* Write what is pending without blocking; close the command's stdin once
-   everything went.  A command that does not read its stdin (EPIPE) is
-   no error: what it did not take is dropped.  */
-static void
-feed_write (berth_job *job, berth_feed *f)
-{
-  while (berth_job_stdin_open (job))
-    {
-      size_t len;
-      const char *p = feed_pending (f, &len);
-      if (len == 0)
-        {
-          if (f->fd < 0)
-            berth_job_close_stdin (job);
-          return;
-        }
-      ssize_t n = berth_job_write (job, p, len);
-      if (n == -EAGAIN || n == -EWOULDBLOCK || n == -EINTR || n == 0)
-        return;
-      if (n < 0)
-        {
-          feed_stop (job, f);
-          return;
-        }
-      if (f->pre_off < f->pre_len)
-        f->pre_off += (size_t) n;
-      else
-        f->off += (size_t) n;
-    }
-  feed_stop (job, f);
-}
-
-/* One read of the caller's fd (it said it is readable).  */
-static void
-feed_read (berth_feed *f)
-{
-  if (f->buf == NULL && (f->buf = malloc (BERTH_FEED_BUF)) == NULL)
-    {
-      f->read_error = ENOMEM;
-      f->fd = -1;
-      return;
-    }
-  ssize_t n = read (f->fd, f->buf, BERTH_FEED_BUF);
-  if (n > 0)
-    {
-      f->have = (size_t) n;
-      f->off = 0;
-    }
-  else if (n == 0)
-    f->fd = -1;
-  else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-    {
-      f->read_error = errno;
-      f->fd = -1;
-    }
-}
-
-int
-berth_job_pump_feed (berth_job *job, berth_feed *f, int timeout_ms, int extra_fd, bool *extra_ready, berth_sink_fn sink, void *userdata)
-{
-  if (f == NULL)
-    return berth_job_pump (job, timeout_ms, extra_fd, extra_ready, sink, userdata);
-  if (extra_ready)
-    *extra_ready = false;
-  feed_write (job, f);
-  if (job->eof)
-    return 0;
-  size_t pending;
-  feed_pending (f, &pending);
-  bool open = berth_job_stdin_open (job);
-  /* Negative fds are skipped by poll.  */
-  struct pollfd p[4] = {
-    { job->proc.fd, POLLIN, 0 },
-    { extra_fd, POLLIN, 0 },
-    { open && pending > 0 ? job->proc.stdin_fd : -1, POLLOUT, 0 },
-    { open && pending == 0 ? f->fd : -1, POLLIN, 0 },
-  };
-  /* Bytes the transport holds already: no waiting for the fd.  */
-  bool held = berth_transport_data_pending (job);
-  if (poll (p, ARRAY_SIZE (p), held ? 0 : timeout_ms) < 0)
-    return errno == EINTR ? 1 : -errno;
-  if (extra_fd >= 0 && p[1].revents && extra_ready)
-    *extra_ready = true;
-  if (p[3].revents)
-    feed_read (f);
-  if (p[2].revents || p[3].revents)
-    feed_write (job, f);
-  return p[0].revents || held ? berth_job_pump_output (job, sink, userdata) : 1;
-}
 
 typedef struct bridge
 {
@@ -192,7 +63,7 @@ bridge_sink (void *userdata, int stream, const char *data, size_t len)
 static char *
 stream_boot (const char *job)
 {
-  return berth_strdup_printf ("export BERTH_JOB=%s\n"
+  return xasprintf ("export BERTH_JOB=%s\n"
                               "case $1 in */*) ;; *)\n"
                               "  if ! command -v -- \"$1\" >/dev/null 2>&1; then\n"
                               "    printf '%%s: command not found\\n' \"$1\" >&2; exit 127\n"
@@ -264,7 +135,7 @@ berth_env_stream_ex (berth_env *env, const berth_stream_spec *spec, berth_error 
   if (r < 0)
     return r;
   berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "session", "stream in %s on %s via %s", env->id, berth_env_backend (env), t->via);
-  r = berth_transport_start_via (t, env, &call, (const char *const *) argv, in_fd >= 0, -1, 0, &job, reterr);
+  r = berth_transport_start_via (t, env, &call, (const char *const *) argv, 0, in_fd >= 0, -1, 0, &job, reterr);
   if (r < 0)
     return r;
   berth_feed_init (&feed, NULL, 0, in_fd);
@@ -308,28 +179,4 @@ berth_env_stream (berth_env *env, const char *const *argv, int in_fd, int out_fd
   spec.out_fd = out_fd;
   spec.err_fd = err_fd;
   return berth_env_stream_ex (env, &spec, reterr);
-}
-
-BERTH_EXPORT int
-berth_env_shell_rc (berth_env *env, char **ret, berth_error **reterr)
-{
-  *ret = NULL;
-  int r = berth_scope_check (env, reterr);
-  if (r < 0)
-    return r;
-  berth_env_refresh (env);
-  _cleanup_free_ char *qcwd = env->cwd ? berth_quote_cwd (env->cwd) : NULL;
-  berth_buf b = { 0 };
-  /* what the last command left: exports, functions, aliases */
-  berth_buf_puts (&b, "shopt -s expand_aliases\n");
-  if (env->snapshot && *env->snapshot)
-    {
-      berth_buf_puts (&b, "{\n");
-      berth_buf_puts (&b, env->snapshot);
-      berth_buf_puts (&b, "\n} >/dev/null 2>&1\n");
-    }
-  if (qcwd)
-    berth_buf_printf (&b, "cd %s 2>/dev/null || echo \"berth: the environment's cwd is gone; staying in $PWD\" >&2\n", qcwd);
-  *ret = b.data ? berth_buf_steal (&b) : xstrdup ("");
-  return 0;
 }

@@ -122,15 +122,15 @@ berth_transport_call_free (berth_transport_call *call)
 }
 
 int
-berth_transport_start (berth_env *env, const berth_transport_call *call, const char *const *argv, bool has_stdin, int extra_fd, uint64_t deadline_usec,
-                       berth_job *job, berth_error **reterr)
+berth_transport_start (berth_env *env, const berth_transport_call *call, const char *const *argv, uint32_t start_flags, bool has_stdin, int extra_fd,
+                       uint64_t deadline_usec, berth_job *job, berth_error **reterr)
 {
-  return berth_transport_start_via (berth_transport_get (env), env, call, argv, has_stdin, extra_fd, deadline_usec, job, reterr);
+  return berth_transport_start_via (berth_transport_get (env), env, call, argv, start_flags, has_stdin, extra_fd, deadline_usec, job, reterr);
 }
 
 int
-berth_transport_start_via (const berth_transport_ops *t, berth_env *env, const berth_transport_call *call, const char *const *argv, bool has_stdin,
-                           int extra_fd, uint64_t deadline_usec, berth_job *job, berth_error **reterr)
+berth_transport_start_via (const berth_transport_ops *t, berth_env *env, const berth_transport_call *call, const char *const *argv,
+                           uint32_t start_flags, bool has_stdin, int extra_fd, uint64_t deadline_usec, berth_job *job, berth_error **reterr)
 {
   int r = berth_scope_check (env, reterr);
   if (r < 0)
@@ -141,8 +141,7 @@ berth_transport_start_via (const berth_transport_ops *t, berth_env *env, const b
     .has_stdin = has_stdin,
     .extra_fd = extra_fd,
     .deadline_usec = deadline_usec,
-    .flags = (berth_strv_length (argv) == 3 && strcmp (argv[0], "bash") == 0 && strcmp (argv[1], "-c") == 0 ? BERTH_START_SHELL_SCRIPT : 0)
-             | (call ? call->start_flags : 0),
+    .flags = start_flags | (call ? call->start_flags : 0),
   };
   *job = (berth_job){ .proc = { .size = sizeof job->proc, .fd = -1, .stdin_fd = -1 }, .transport = t };
   return t->start (env, call, &req, &job->proc, reterr);
@@ -160,8 +159,6 @@ berth_transport_kill (berth_env *env, const char *token, long pid, double timeou
   if (t->kill)
     return t->kill (env, token, pid, timeout, ret_status, reterr);
   _cleanup_free_ char *ks = berth_kill_script (token, pid);
-  if (ks == NULL)
-    return berth_error_errno (reterr, ENOMEM, "out of memory");
   return berth_job_run_script (env, ks, timeout, ret_status, reterr);
 }
 

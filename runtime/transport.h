@@ -48,14 +48,17 @@ BERTH_INTERNAL const berth_transport_ops *berth_transport_fallback (berth_env *e
    environment.  Free with berth_transport_call_free.  */
 BERTH_INTERNAL int berth_transport_prepare (berth_env *env, berth_transport_call *call, berth_error **reterr);
 BERTH_INTERNAL void berth_transport_call_free (berth_transport_call *call);
-/* Start ARGV inside ENV as JOB.  EXTRA_FD becomes fd 3 when the call's
-   flags pass fds.  DEADLINE_USEC (monotonic, 0 none) bounds a start
+/* Start ARGV inside ENV as JOB.  START_FLAGS are berth_start_req's
+   (BERTH_START_SHELL_SCRIPT only from the runtime's own `bash -c SCRIPT`
+   wrappers, never for a caller's argv).  EXTRA_FD becomes fd 3 when the
+   call's flags pass fds.  DEADLINE_USEC (monotonic, 0 none) bounds a start
    transport's setup (berth_start_req).  */
-BERTH_INTERNAL int berth_transport_start (berth_env *env, const berth_transport_call *call, const char *const *argv, bool has_stdin, int extra_fd,
-                                          uint64_t deadline_usec, berth_job *job, berth_error **reterr);
+BERTH_INTERNAL int berth_transport_start (berth_env *env, const berth_transport_call *call, const char *const *argv, uint32_t start_flags,
+                                          bool has_stdin, int extra_fd, uint64_t deadline_usec, berth_job *job, berth_error **reterr);
 /* berth_transport_start through transport T.  */
 BERTH_INTERNAL int berth_transport_start_via (const berth_transport_ops *t, berth_env *env, const berth_transport_call *call, const char *const *argv,
-                                              bool has_stdin, int extra_fd, uint64_t deadline_usec, berth_job *job, berth_error **reterr);
+                                              uint32_t start_flags, bool has_stdin, int extra_fd, uint64_t deadline_usec, berth_job *job,
+                                              berth_error **reterr);
 /* Kill the tree of job TOKEN where it runs (PID: its shell there, or 0),
    within TIMEOUT seconds: the transport's own kill, else the kill script.
    *RET_STATUS (may be NULL) gets the script's exit status (-1 unknown).

@@ -145,7 +145,7 @@ berth_buf_steal (berth_buf *b)
 {
   char *d = b->data;
   if (d == NULL)
-    d = strdup ("");
+    d = xstrdup ("");
   *b = (berth_buf){ 0 };
   return d;
 }
@@ -165,9 +165,7 @@ berth_strdup_printf (const char *fmt, ...)
 int
 berth_mkdir_p (const char *path, mode_t mode)
 {
-  _cleanup_free_ char *p = strdup (path);
-  if (p == NULL)
-    return -ENOMEM;
+  _cleanup_free_ char *p = xstrdup (path);
   for (char *s = p + 1; *s; s++)
     if (*s == '/')
       {
@@ -187,8 +185,8 @@ berth_private_dir (const char *path, berth_error **reterr)
   struct stat st;
   if (mkdir (path, 0700) < 0 && errno == ENOENT)
     {
-      _cleanup_free_ char *parent = strdup (path);
-      char *slash = parent ? strrchr (parent, '/') : NULL;
+      _cleanup_free_ char *parent = xstrdup (path);
+      char *slash = strrchr (parent, '/');
       if (slash && slash != parent)
         {
           *slash = '\0';
@@ -213,11 +211,9 @@ berth_private_dir (const char *path, berth_error **reterr)
 int
 berth_write_file_atomic (const char *path, const void *data, size_t len, mode_t mode)
 {
-  _cleanup_free_ char *tmp = berth_strdup_printf ("%s.tmp.XXXXXX", path);
+  _cleanup_free_ char *tmp = xasprintf ("%s.tmp.XXXXXX", path);
   _cleanup_close_ int fd = -1;
   const char *p = data;
-  if (tmp == NULL)
-    return -ENOMEM;
   fd = mkostemp (tmp, O_CLOEXEC);
   if (fd < 0)
     return -errno;
@@ -289,32 +285,6 @@ berth_read_fd (int fd, size_t max, char **ret, size_t *ret_len)
 }
 
 int
-berth_rm_rf (const char *path)
-{
-  struct stat st;
-  if (lstat (path, &st) < 0)
-    return errno == ENOENT ? 0 : -errno;
-  if (S_ISDIR (st.st_mode))
-    {
-      DIR *d = opendir (path);
-      struct dirent *de;
-      if (d == NULL)
-        return -errno;
-      while ((de = readdir (d)))
-        {
-          if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-            continue;
-          _cleanup_free_ char *sub = berth_strdup_printf ("%s/%s", path, de->d_name);
-          if (sub)
-            berth_rm_rf (sub);
-        }
-      closedir (d);
-      return rmdir (path) < 0 ? -errno : 0;
-    }
-  return unlink (path) < 0 ? -errno : 0;
-}
-
-int
 berth_random_hex (char *out, size_t nbytes)
 {
   unsigned char raw[64];
@@ -341,13 +311,13 @@ berth_xdg_dir (const char *var, const char *fallback_under_home)
   const char *v = getenv (var);
   const char *home = getenv ("HOME");
   if (v && v[0] == '/')
-    return strdup (v);
+    return xstrdup (v);
   if (home == NULL || home[0] != '/')
     {
       struct passwd *pw = getpwuid (getuid ());
       home = pw ? pw->pw_dir : "/";
     }
-  return berth_strdup_printf ("%s/%s", home, fallback_under_home);
+  return xasprintf ("%s/%s", home, fallback_under_home);
 }
 
 BERTH_EXPORT char *
@@ -361,15 +331,15 @@ berth_helper_path (const char *name)
     {
       if (dirs[i] == NULL)
         continue;
-      _cleanup_free_ char *copy = strdup (dirs[i]);
+      _cleanup_free_ char *copy = xstrdup (dirs[i]);
       char *save = NULL;
-      for (char *d = copy ? strtok_r (copy, ":", &save) : NULL; d; d = strtok_r (NULL, ":", &save))
+      for (char *d = strtok_r (copy, ":", &save); d; d = strtok_r (NULL, ":", &save))
         {
-          char *p = berth_strdup_printf ("%s/%s", d, name);
-          if (p && access (p, X_OK) == 0)
+          char *p = xasprintf ("%s/%s", d, name);
+          if (access (p, X_OK) == 0)
             return p;
           free (p);
         }
     }
-  return berth_strdup_printf ("%s/%s", BERTH_LIBEXECDIR, name);
+  return xasprintf ("%s/%s", BERTH_LIBEXECDIR, name);
 }

@@ -116,7 +116,6 @@ BERTH_INTERNAL int berth_write_file_atomic (const char *path, const void *data, 
 BERTH_INTERNAL int berth_read_file (const char *path, size_t max, char **ret, size_t *ret_len);
 /* The same from an open descriptor (read to its end; not closed).  */
 BERTH_INTERNAL int berth_read_fd (int fd, size_t max, char **ret, size_t *ret_len);
-BERTH_INTERNAL int berth_rm_rf (const char *path);
 /* N random bytes as 2N lowercase hex characters.  */
 BERTH_INTERNAL int berth_random_hex (char *out, size_t nbytes);
 BERTH_INTERNAL uint64_t berth_now_usec (void);

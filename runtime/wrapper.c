@@ -143,7 +143,7 @@ berth_kill_script (const char *job, long wrapper_pid)
 {
   /* mapfile reads a whole environ at once: ~3x faster than read -d ''.
      Passes repeat while something was found, to catch forks in flight. */
-  return berth_strdup_printf (
+  return xasprintf (
     "__w=%ld __t='BERTH_JOB=%s'\n"
     "for __i in 1 2 3 4 5 6; do\n"
     "  __found=\n"

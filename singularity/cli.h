@@ -39,5 +39,11 @@ char *sing_sif_cache_dir (void);
    fails except for memory.  */
 int sing_resolve_image (berth_env *env, const char *bin, const char *image, char **ret_image, berth_error **reterr);
 
+/* berth pull: build the docker:// IMAGE into the SIF cache now, under
+   the cache's lock (a SIF there is built anew: a tag may have moved),
+   progress through FN.  BERTH_E_CONFIG for an image that is not
+   docker://, BERTH_E_UNAVAILABLE when the build fails.  */
+int sing_pull (const char *bin, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr);
+
 
 #endif

@@ -360,12 +360,14 @@ out:
   return r;
 }
 
+/* The overlay directory of a named environment, in its state
+   directory.  */
 static char *
-state_file (berth_env *env, const char *leaf)
+overlay_dir (berth_env *env)
 {
   const char *dir = berth_env_state_dir (env);
   char *p = NULL;
-  if (dir == NULL || asprintf (&p, "%s/%s", dir, leaf) < 0)
+  if (dir == NULL || asprintf (&p, "%s/overlay", dir) < 0)
     return NULL;
   return p;
 }
@@ -387,7 +389,7 @@ static int
 sing_ensure (berth_env *env, berth_error **reterr)
 {
   sing_env *s = berth_env_get_data (env);
-  char *version = NULL, *marker = NULL, *home_file = NULL;
+  char *version = NULL, *home = NULL;
   int r, exists = 0;
   bool had_marker = false;
 
@@ -405,10 +407,8 @@ sing_ensure (berth_env *env, berth_error **reterr)
   free (version);
   if (s->persistent)
     {
-      struct stat st;
-      s->overlay = state_file (env, "overlay");
-      marker = state_file (env, "instance");
-      if (s->overlay == NULL || marker == NULL)
+      s->overlay = overlay_dir (env);
+      if (s->overlay == NULL)
         {
           r = berth_error_set (reterr, ENOMEM, "singularity: out of memory");
           goto fail;
@@ -418,7 +418,7 @@ sing_ensure (berth_env *env, berth_error **reterr)
           r = berth_error_errno (reterr, -r, "singularity: cannot create the overlay directory %s", s->overlay);
           goto fail;
         }
-      had_marker = stat (marker, &st) == 0;
+      had_marker = berth_env_state_read (env, "instance", NULL) >= 0;
       exists = instance_exists (s->bin, s->name, reterr);
       if (exists < 0)
         {
@@ -435,31 +435,17 @@ sing_ensure (berth_env *env, berth_error **reterr)
       if (had_marker && berth_env_state_read (env, IDLE_FILE, NULL) < 0)
         berth_env_mark_recreated (env);
       berth_env_state_remove (env, IDLE_FILE);
-      if (marker != NULL)
-        {
-          int fd = open (marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-          if (fd >= 0)
-            {
-              dprintf (fd, "%s\n", s->name);
-              close (fd);
-            }
-        }
+      if (s->persistent)
+        berth_env_state_write (env, "instance", s->name, strlen (s->name));
     }
   /* A named environment's home is asked once and remembered.  */
-  home_file = s->persistent ? state_file (env, "home") : NULL;
-  if (exists && home_file != NULL)
+  if (exists && s->persistent && berth_env_state_read (env, "home", &home) >= 0)
     {
-      char buf[PATH_MAX + 2];
-      FILE *f = fopen (home_file, "re");
-      if (f != NULL)
-        {
-          if (fgets (buf, sizeof buf, f) != NULL && buf[0] == '/')
-            {
-              buf[strcspn (buf, "\n")] = '\0';
-              s->pwd = strdup (buf);
-            }
-          fclose (f);
-        }
+      home[strcspn (home, "\n")] = '\0'; /* 0.1 wrote a newline */
+      if (home[0] == '/')
+        s->pwd = TAKE_PTR (home);
+      free (home);
+      home = NULL;
     }
   /* Throw-away environments skip the question (one exec less per
      `berth exec`): Apptainer starts contained execs in the home anyway,
@@ -479,23 +465,12 @@ sing_ensure (berth_env *env, berth_error **reterr)
         }
       goto fail;
     }
-  if (home_file != NULL && s->pwd != NULL)
-    {
-      int fd = open (home_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-      if (fd >= 0)
-        {
-          dprintf (fd, "%s\n", s->pwd);
-          close (fd);
-        }
-    }
-  free (marker);
-  free (home_file);
+  if (s->persistent && s->pwd != NULL)
+    berth_env_state_write (env, "home", s->pwd, strlen (s->pwd));
   s->running = true;
   return 0;
 
 fail:
-  free (marker);
-  free (home_file);
   return r;
 }
 
@@ -585,17 +560,11 @@ stop_instance (const char *bin, const char *name, berth_error **reterr)
 static void
 forget_persistent (berth_env *env, const char *overlay)
 {
-  char *marker = state_file (env, "instance");
-  char *home = state_file (env, "home");
-  char *ov = overlay ? NULL : state_file (env, "overlay");
+  char *ov = overlay ? NULL : overlay_dir (env);
   if (overlay != NULL || ov != NULL)
     berth_remove_tree (overlay ? overlay : ov);
-  if (marker != NULL)
-    unlink (marker);
-  if (home != NULL)
-    unlink (home);
-  free (marker);
-  free (home);
+  berth_env_state_remove (env, "instance");
+  berth_env_state_remove (env, "home");
   free (ov);
 }
 
@@ -638,6 +607,17 @@ sing_remove (berth_env *env, berth_error **reterr)
   if (s->persistent)
     forget_persistent (env, s->overlay);
   return 0;
+}
+
+/* berth pull -b singularity IMAGE: the SIF cache's build, now.  */
+static int
+sing_pull_op (const berth_config *cfg, const char *image, berth_pull_fn fn, void *userdata, berth_error **reterr)
+{
+  _cleanup_free_ char *bin = NULL;
+  int r = sing_find_binary (cfg, &bin, reterr);
+  if (r < 0)
+    return r;
+  return sing_pull (bin, image, fn, userdata, reterr);
 }
 
 static int
@@ -733,6 +713,7 @@ const berth_provider_ops berth_singularity_provider = {
   .exec_prefix = sing_exec_prefix,
   .start = NULL,
   .gc = sing_gc,
+  .pull = sing_pull_op,
 };
 
 BERTH_PROVIDER_EXPORT (berth_singularity_provider)

@@ -296,28 +296,7 @@ slurm_scancel (const slurm_bins *b, const char *what, bool kill_signal, double t
 unsigned long long
 slurm_proc_start (pid_t pid)
 {
-  char path[64], buf[1024], *p;
-  unsigned long long start = 0;
-  FILE *f;
-  size_t n;
-
-  snprintf (path, sizeof path, "/proc/%ld/stat", (long) pid);
-  f = fopen (path, "re");
-  if (f == NULL)
-    return 0;
-  n = fread (buf, 1, sizeof buf - 1, f);
-  fclose (f);
-  buf[n] = '\0';
-  /* P at the blank before field 3 (the state); the start time is field 22 */
-  p = strrchr (buf, ')');
-  if (p == NULL)
-    return 0;
-  p++;
-  for (int field = 3; p && field < 22; field++)
-    p = strchr (p + 1, ' ');
-  if (p == NULL || sscanf (p, " %llu", &start) != 1)
-    return 0;
-  return start;
+  return berth_proc_start_time (pid);
 }
 
 uint32_t

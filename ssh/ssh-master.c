@@ -180,21 +180,6 @@ record_identity (const ssh_env *e)
     unlink (e->dest_path);
 }
 
-static int
-lock_master (const ssh_env *e)
-{
-  int fd = open (e->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return -errno;
-  while (flock (fd, LOCK_EX) < 0)
-    if (errno != EINTR)
-      {
-        int r = -errno;
-        close (fd);
-        return r;
-      }
-  return fd;
-}
 
 /* The recorded answer; false when none.  */
 bool
@@ -317,7 +302,15 @@ ssh_ensure_master (berth_env *env, ssh_env *e, uint64_t deadline, berth_error **
   if (state == SSH_MUX_ALIVE && !stall_marked (e))
     return 0;
 
-  lockfd = lock_master (e);
+  lockfd = berth_lock_file (e->lock_path, deadline, &pid);
+  if (lockfd == -ETIMEDOUT)
+    {
+      char who[32] = "another process";
+      if (pid > 0)
+        snprintf (who, sizeof who, "pid %d", (int) pid);
+      return berth_error_set (reterr, ETIMEDOUT, "ssh: the deadline passed while %s held the connection master's lock %s (another berth starting this "
+                              "environment's master?)", who, e->lock_path);
+    }
   if (lockfd < 0)
     return berth_error_errno (reterr, -lockfd, "ssh: cannot lock %s", e->lock_path);
   /* someone else may have started it while we waited; a slow answer

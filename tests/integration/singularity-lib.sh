@@ -160,6 +160,50 @@ t_build_fallback ()
   check "sif: no partial SIF left" bash -c "! ls '$XDG_CACHE_HOME/berth/sif/' | grep 'example.org-fails' | grep -v '[.]lock$'"
 }
 
+# berth pull -b singularity (issue 17): the docker:// image built into the
+# SIF cache now, progress lines through berth_pull; the next environment
+# starts from it without a build.
+t_pull ()
+{
+  [ "$SING_MODE" = double ] || return 0
+  local img=docker://example.org/pulled/img:3 sif
+  sif=$XDG_CACHE_HOME/berth/sif/example.org-pulled-img-3.sif
+  : > "$SING_LOG"
+  b pull -b singularity "$img"
+  check "pull: exit 0" [ $rc = 0 ]
+  check "pull: the SIF is in the cache" [ -s "$sif" ]
+  check "pull: one build, to a temporary name" log_has " build $sif[.]building[.][0-9]+ $img"
+  check "pull: progress lines (start, the build's, the status)" bash -c "grep -q 'Pulling $img' '$T/out' && grep -q 'Build complete' '$T/out' && grep -q '^Status: ' '$T/out'"
+  : > "$SING_LOG"
+  b exec -b singularity --image "$img" -- 'echo from-pulled'
+  check "pull: the next environment starts from the SIF, no build" bash -c "[ $rc = 0 ] && grep -q from-pulled '$T/out' && ! grep -q ' build ' '$SING_LOG'"
+  b pull -b singularity -q "$img"
+  check "pull: again rebuilds it (a tag may move), quietly with -q" bash -c "[ $rc = 0 ] && [ ! -s '$T/out' ] && grep -q ' build ' '$SING_LOG'"
+  APPTAINER_DOUBLE_BUILD_FAIL=1 b pull -b singularity docker://example.org/pulled/fails:1
+  check "pull: a failed build is berth's error (125), one line" bash -c "[ $rc = 125 ] && grep -q 'building' '$T/err' && [ \$(wc -l < '$T/err') = 1 ]"
+  check "pull: ... and leaves no partial SIF" bash -c "! ls '$XDG_CACHE_HOME/berth/sif/' | grep 'pulled-fails' | grep -v '[.]lock$'"
+  b pull -b singularity /some/image.sif
+  check "pull: a non-docker:// image is refused with why" bash -c "[ $rc = 125 ] && grep -q 'only docker://' '$T/err'"
+}
+
+# A build lock held elsewhere ends at -t (issue 12.2: it waited up to
+# the build timeout + 60 s).
+t_build_lock_deadline ()
+{
+  [ "$SING_MODE" = double ] || return 0
+  local img=docker://example.org/locked/img:1 lock holder t0 ms
+  lock=$XDG_CACHE_HOME/berth/sif/example.org-locked-img-1.sif.lock
+  mkdir -p "${lock%/*}"
+  flock -o "$lock" sleep 60 & holder=$!
+  sleep 0.3
+  t0=$(date +%s%N)
+  b exec -b singularity --image "$img" -t 2 -- true
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  pkill -P "$holder" sleep; kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+  check "build lock: held elsewhere -> berth error 125 within -t 2 (took $ms ms)" [ $rc = 125 -a "$ms" -lt 4000 ]
+  check "build lock: one line naming the lock and its holder" bash -c "grep -q 'sif.lock' '$T/err' && grep -q 'pid $holder' '$T/err' && [ \$(wc -l < '$T/err') = 1 ]"
+}
+
 t_persistent ()
 {
   local name=p$$ inst
@@ -371,6 +415,8 @@ sing_run_all ()
   t_sif_cache
   t_sif_concurrent
   t_build_fallback
+  t_build_lock_deadline
+  t_pull
   t_persistent
   t_passthrough
   t_containall

@@ -223,6 +223,25 @@ fbpid=$(cat /tmp/berth-ssh-"$(id -u)"/"$fb".pid 2>/dev/null)
 XDG_RUNTIME_DIR=$long "$BERTH" --config "$CFG" rm longpath; rc=$?
 check "... and berth rm closes that master too" [ "$rc" = 0 -a -n "$fbpid" ] && gone "$fbpid" && [ ! -e /tmp/berth-ssh-"$(id -u)"/"$fb" ]
 
+# ---- a held master lock ends at the deadline (issue 12.2) ----
+b exec -e locked1 -- true
+lpid=$(env_master_pid locked1)
+lock=$XDG_RUNTIME_DIR/berth/locked1/cm.lock
+kill "$lpid" 2>/dev/null; gone "$lpid"
+flock -o "$lock" sleep 60 & holder=$!
+EXTRA_CLEANUP="pkill -P $holder sleep; kill $holder 2>/dev/null"
+sleep 0.3
+t0=$(date +%s%N)
+b exec -e locked1 -t 2 -- true 2>"$TDIR/err"; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "a master lock held elsewhere: exit 125 within the 2 s deadline" [ "$rc" = 125 -a "$ms" -lt 3500 ]
+check "... with one line naming the lock and its holder" grep -q "cm.lock" "$TDIR/err" && grep -q "pid $holder\|pid [0-9]" "$TDIR/err" && [ "$(wc -l <"$TDIR/err")" = 1 ]
+[ "$rc" = 125 -a "$ms" -lt 3500 ] || diag "rc=$rc ${ms}ms $(cat "$TDIR/err")"
+pkill -P "$holder" sleep; kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+b exec -e locked1 -t 10 -- true; rc=$?
+check "... and the environment serves once the lock is free" [ "$rc" = 0 ]
+b rm locked1
+
 # ---- cleanup ----
 pid=$(env_master_pid named1)
 b rm named1; rc=$?

@@ -147,7 +147,7 @@ static int
 teardown (void **state)
 {
   berth_ctx_unref (*state);
-  berth_rm_rf (tmpdir);
+  berth_remove_tree (tmpdir);
   return 0;
 }
 

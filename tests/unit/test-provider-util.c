@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -176,6 +177,56 @@ test_state_files (void **state)
   assert_int_equal (berth_env_state_read (NULL, "x", NULL), -EINVAL);
 }
 
+static void
+test_proc_start_time (void **state)
+{
+  (void) state;
+  unsigned long long me = berth_proc_start_time (getpid ());
+  assert_true (me > 0);
+  assert_true (me == berth_proc_start_time (getpid ()));
+  /* an older process started no later */
+  assert_true (berth_proc_start_time (1) <= me);
+  /* a zombie counts as gone, and so does a reaped child */
+  pid_t child = fork ();
+  assert_true (child >= 0);
+  if (child == 0)
+    _exit (0);
+  unsigned long long c = 0;
+  for (int i = 0; i < 200 && (c = berth_proc_start_time (child)) != 0; i++)
+    usleep (5000);
+  assert_int_equal (c, 0);
+  assert_int_equal (waitpid (child, NULL, 0), child);
+  assert_int_equal (berth_proc_start_time (child), 0);
+  assert_int_equal (berth_proc_start_time (-1), 0);
+}
+
+static void
+test_lock_file (void **state)
+{
+  (void) state;
+  char path[128];
+  pid_t holder = -1;
+  snprintf (path, sizeof path, "%s/x.lock", dir);
+  int fd = berth_lock_file (path, 0, NULL);
+  assert_true (fd >= 0);
+  /* a second open file description conflicts, in this process too */
+  uint64_t t0 = berth_monotonic_usec ();
+  assert_int_equal (berth_lock_file (path, t0 + 100000, &holder), -ETIMEDOUT);
+  assert_true (berth_monotonic_usec () - t0 >= 100000);
+  assert_true (berth_monotonic_usec () - t0 < 2000000);
+  assert_int_equal (holder, getpid ());
+  close (fd);
+  fd = berth_lock_file (path, berth_monotonic_usec () + 100000, &holder);
+  assert_true (fd >= 0);
+  assert_int_equal (holder, 0);
+  close (fd);
+  /* never through a symbolic link */
+  char link[128];
+  snprintf (link, sizeof link, "%s/l.lock", dir);
+  assert_int_equal (symlink (path, link), 0);
+  assert_int_equal (berth_lock_file (link, 0, NULL), -ELOOP);
+}
+
 int
 main (void)
 {
@@ -185,6 +236,8 @@ main (void)
     cmocka_unit_test_setup_teardown (test_find_program, setup, teardown),
     cmocka_unit_test_setup_teardown (test_trees, setup, teardown),
     cmocka_unit_test_setup_teardown (test_state_files, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_lock_file, setup, teardown),
+    cmocka_unit_test (test_proc_start_time),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

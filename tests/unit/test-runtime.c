@@ -32,18 +32,36 @@ guards_from_config (const berth_config *cfg, uint32_t flag, bool *ret)
   return 0;
 }
 
+static int
+stub_ensure (berth_env *env, berth_error **reterr)
+{
+  return 0;
+}
+
+static int
+stub_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags, berth_error **reterr)
+{
+  return -ENOTSUP;
+}
+
+/* The callbacks every provider needs (berth_check_ops).  */
+#define STUB_OPS BERTH_PROVIDER_OPS_INIT, .ensure = stub_ensure, .exec_prefix = stub_prefix
+
 static const char *const box_keys[] = { "BOX_SESSION", NULL };
 
 static const berth_provider_ops box = {
-  BERTH_PROVIDER_OPS_INIT,
+  STUB_OPS,
   .name = "box",
   .flags = BERTH_FLAG_IS_CONTAINER | BERTH_FLAG_SKIP_CONTAINER_GUARDS,
   .strip_env_keys = box_keys,
   .flag = failing_flag,
 };
-static const berth_provider_ops cfgbox = { BERTH_PROVIDER_OPS_INIT, .name = "cfgbox", .flag = guards_from_config };
-static const berth_provider_ops reserved = { BERTH_PROVIDER_OPS_INIT, .name = "docker" };
-static const berth_provider_ops badname = { BERTH_PROVIDER_OPS_INIT, .name = "Bad-Name" };
+static const berth_provider_ops cfgbox = { STUB_OPS, .name = "cfgbox", .flag = guards_from_config };
+static const berth_provider_ops reserved = { STUB_OPS, .name = "docker" };
+static const berth_provider_ops badname = { STUB_OPS, .name = "Bad-Name" };
+/* malformed: no transport, a relative default_cwd */
+static const berth_provider_ops notransport = { BERTH_PROVIDER_OPS_INIT, .name = "notransport", .ensure = stub_ensure };
+static const berth_provider_ops badcwd = { STUB_OPS, .name = "badcwd", .default_cwd = "work" };
 
 static int
 setup (void **state)
@@ -84,6 +102,24 @@ test_duplicates_and_bad_names_are_rejected (void **state)
   assert_int_equal (berth_ctx_register (*state, &badname, "/p/x.so", NULL, true, &err), -BERTH_E_PLUGIN);
   assert_non_null (strstr (berth_error_message (err), "invalid backend name"));
   berth_error_free (err);
+}
+
+/* A built-in is checked as a module or plugin is (issue 12: only
+   dlopened providers were).  */
+static void
+test_malformed_builtin_is_refused (void **state)
+{
+  berth_error *err = NULL;
+  assert_int_equal (berth_ctx_register (*state, &notransport, "builtin", NULL, false, &err), -BERTH_E_PLUGIN);
+  assert_non_null (strstr (berth_error_message (err), "neither exec_prefix nor start"));
+  assert_non_null (strstr (berth_error_message (err), "builtin"));
+  berth_error_free (err);
+  err = NULL;
+  assert_int_equal (berth_ctx_register (*state, &badcwd, "builtin", NULL, false, &err), -BERTH_E_PLUGIN);
+  assert_non_null (strstr (berth_error_message (err), "default_cwd"));
+  berth_error_free (err);
+  assert_null (berth_ctx_find_registered (*state, "notransport"));
+  assert_null (berth_ctx_find_registered (*state, "badcwd"));
 }
 
 static void
@@ -667,11 +703,13 @@ test_admit_wants_the_whole_hosted_interface (void **state)
   berth_ctx *ctx = NULL;
   assert_int_equal (berth_ctx_new (&ctx, NULL), 0);
   assert_int_equal (berth_ctx_register (ctx, &hosted_nostop, "test", NULL, false, NULL), 0);
-  assert_int_equal (berth_ctx_register (ctx, &hosted_noexec, "test", NULL, false, NULL), 0);
+  /* no transport: refused at registration already (berth_check_ops, for
+     built-ins as for plugins), before any open */
+  assert_int_equal (berth_ctx_register (ctx, &hosted_noexec, "test", NULL, false, NULL), -BERTH_E_PLUGIN);
   assert_int_equal (berth_ctx_register (ctx, &hosted_noremove, "test", NULL, false, NULL), 0);
   assert_int_equal (berth_ctx_set_scope (ctx, "acme", "agent-a", NULL), 0);
-  const char *names[] = { "nostop", "noexec", "noremove" }, *missing[] = { "stop", "start or exec_prefix", "remove" };
-  for (int i = 0; i < 3; i++)
+  const char *names[] = { "nostop", "noremove" }, *missing[] = { "stop", "remove" };
+  for (int i = 0; i < 2; i++)
     {
       berth_env_spec es = BERTH_ENV_SPEC_INIT;
       berth_env *env = NULL;
@@ -776,6 +814,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown (test_plugin_cannot_take_a_reserved_name, setup, teardown),
     cmocka_unit_test_setup_teardown (test_duplicates_and_bad_names_are_rejected, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_malformed_builtin_is_refused, setup, teardown),
     cmocka_unit_test_setup_teardown (test_flags_are_data_and_fail_soft, setup, teardown),
     cmocka_unit_test_setup_teardown (test_dynamic_flag_reads_config, setup, teardown),
     cmocka_unit_test_setup_teardown (test_strip_union_and_passthrough, setup, teardown),

@@ -552,8 +552,6 @@ BERTH_EXPORT int berth_env_shell_rc (berth_env *env, char **ret, berth_error **r
 BERTH_EXPORT char **berth_strv_free (char **strv);
 BERTH_EXPORT const char *berth_version (void);
 
-#include <berth/plugins.h>
-
 #ifdef __cplusplus
 }
 #endif

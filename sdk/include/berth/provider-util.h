@@ -77,6 +77,25 @@ BERTH_EXPORT uint64_t berth_monotonic_usec (void);
    at once with its own timeout.  */
 BERTH_EXPORT double berth_env_time_left (const berth_env *env, double cap);
 
+/* ---- processes ---- */
+
+/* The start time of process PID (field 22 of /proc/PID/stat, clock ticks
+   since boot): with the pid it names one process for good, as a recycled
+   pid has another start time.  0 when there is no such process or it is
+   a zombie (exited, its parent did not reap it yet).  */
+BERTH_EXPORT unsigned long long berth_proc_start_time (pid_t pid);
+
+/* ---- locks ---- */
+
+/* Open PATH (created 0600 when absent, never through a symbolic link) and
+   take an exclusive flock on it, waiting at most until DEADLINE_USEC
+   (berth_monotonic_usec; 0: as long as it takes).  Returns the fd that
+   holds the lock (O_CLOEXEC; closing it releases the lock), -ETIMEDOUT
+   when the deadline came first, or -errno.  *RET_HOLDER (may be NULL)
+   gets the pid holding the lock when it timed out and /proc/locks names
+   one, else 0: for the message that says who to wait for.  */
+BERTH_EXPORT int berth_lock_file (const char *path, uint64_t deadline_usec, pid_t *ret_holder);
+
 /* ---- hashing ---- */
 
 /* 64-bit FNV-1a of LEN bytes at DATA: stable across releases and hosts,
