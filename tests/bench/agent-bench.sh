@@ -12,25 +12,10 @@
 # N=<commands> (default 30).  Exits 1 when any backend is over budget.
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-B=${BERTH_BUILDDIR:-.}
-BERTH=${BERTH:-$B/berth}
+. "$SRC/tests/bench/bench-env.sh" agent-bench
 BENCH=${BENCH_AGENT:-$B/tests/bench/bench-agent}
-# An uninstalled build: its modules and its agent, as libtest.sh and
-# bench-exec.sh find them (else berth looks where it would be installed).
-if [ -x "$B/agent/berth-agent" ]; then
-  d=$(cd "$B" && pwd)
-  : "${BERTH_MODULEDIR:=$d/docker/.libs:$d/bwrap/.libs:$d/local/.libs:$d/ssh/.libs:$d/singularity/.libs:$d/slurm/.libs}"
-  : "${BERTH_LIBEXECDIR:=$d:$d/agent:$d/bwrap:$d/ssh:$d/slurm}"
-  : "${BERTH_BINDIR:=$d}"
-  export BERTH_MODULEDIR BERTH_LIBEXECDIR BERTH_BINDIR
-fi
 N=${N:-30}
-T=$(mktemp -d /tmp/berth-agent-bench.XXXXXX)
-export XDG_STATE_HOME=$T/state XDG_RUNTIME_DIR=$T/run XDG_CONFIG_HOME=$T/config
-mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
 E=ab$$
-CLEAN=()
-trap 'for c in "${CLEAN[@]}"; do eval "$c"; done; rm -rf "$T"' EXIT
 status=0
 ready () { "$BERTH" backends 2>/dev/null | grep -q "^$1 *ready"; }
 

@@ -6,24 +6,11 @@
 # Usage: throughput.sh [BACKEND...] (docker ssh by default).
 # BYTES=<output size> (default 1 GiB), ROUNDS=<n> (default 3).
 set -u
-B=${BERTH_BUILDDIR:-.}
-BERTH=${BERTH:-$B/berth}
+. "$(dirname "$0")/bench-env.sh" throughput
 PROG=${THROUGHPUT:-$B/tests/bench/throughput}
 BYTES=${BYTES:-1073741824}
 ROUNDS=${ROUNDS:-3}
-if [ -x "$B/agent/berth-agent" ]; then
-  d=$(cd "$B" && pwd)
-  : "${BERTH_MODULEDIR:=$d/docker/.libs:$d/bwrap/.libs:$d/local/.libs:$d/ssh/.libs:$d/singularity/.libs:$d/slurm/.libs}"
-  : "${BERTH_LIBEXECDIR:=$d:$d/agent:$d/bwrap:$d/ssh:$d/slurm}"
-  : "${BERTH_BINDIR:=$d}"
-  export BERTH_MODULEDIR BERTH_LIBEXECDIR BERTH_BINDIR
-fi
-T=$(mktemp -d /tmp/berth-throughput.XXXXXX)
-export XDG_STATE_HOME=$T/state XDG_RUNTIME_DIR=$T/run XDG_CONFIG_HOME=$T/config
-mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
 E=tp$$
-CLEAN=()
-trap 'for c in "${CLEAN[@]}"; do eval "$c"; done; rm -rf "$T"' EXIT
 status=0
 backends=("$@")
 [ ${#backends[@]} -gt 0 ] || backends=(docker ssh)

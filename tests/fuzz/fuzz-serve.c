@@ -102,32 +102,7 @@ next (void)
   return rng;
 }
 
-static int
-run_file (const char *path)
-{
-  FILE *f = fopen (path, "rb");
-  char *buf = NULL;
-  size_t len = 0, cap = 0, n;
-  if (f == NULL)
-    {
-      perror (path);
-      return 1;
-    }
-  do
-    {
-      if (cap - len < 65536)
-        buf = realloc (buf, cap = len + 65536);
-      if (buf == NULL)
-        abort ();
-      n = fread (buf + len, 1, cap - len, f);
-      len += n;
-    }
-  while (n > 0);
-  fclose (f);
-  LLVMFuzzerTestOneInput ((const uint8_t *) buf, len);
-  free (buf);
-  return 0;
-}
+#include "replay.h"
 
 int
 main (int argc, char **argv)
@@ -137,7 +112,7 @@ main (int argc, char **argv)
   if (argc > 1)
     {
       for (int i = 1; i < argc; i++)
-        if (run_file (argv[i]))
+        if (fuzz_replay_file (argv[i]))
           return 1;
       printf ("replayed %d inputs\n", argc - 1);
       return 0;
