@@ -695,6 +695,43 @@ read_binary (const char *path, size_t *ret_len)
   return data;
 }
 
+/* The agent program's SHA-256 (the tag of its directories and sockets,
+   the check of an uploaded copy) in HASH, remembered in the user's
+   runtime directory (private, 0700) by the file's identity -- device,
+   inode, size, modification time: hashing the 1 MiB static binary was
+   ~7 ms of every berth process, most of a local command through the CLI.
+   The binary itself is read only to upload it.  */
+static int
+agent_hash (const berth_env *env, const char *helper, char hash[65])
+{
+  struct stat st;
+  if (stat (helper, &st) < 0 || !S_ISREG (st.st_mode))
+    return -1;
+  _cleanup_free_ char *id = berth_strdup_printf ("%ju %ju %jd %jd.%09ld ", (uintmax_t) st.st_dev, (uintmax_t) st.st_ino, (intmax_t) st.st_size,
+                                                 (intmax_t) st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  _cleanup_free_ char *cache = env->ctx->runtime_dir ? berth_strdup_printf ("%s/agent-hash", env->ctx->runtime_dir) : NULL;
+  _cleanup_free_ char *line = NULL;
+  size_t idlen = strlen (id);
+  if (cache && berth_state_file_read (cache, &line) == (ssize_t) (idlen + 65) && strncmp (line, id, idlen) == 0 && line[idlen + 64] == '\n')
+    {
+      memcpy (hash, line + idlen, 64);
+      hash[64] = '\0';
+      if (strspn (hash, "0123456789abcdef") == 64)
+        return 0;
+    }
+  size_t len = 0;
+  _cleanup_free_ char *bin = read_binary (helper, &len);
+  if (bin == NULL)
+    return -1;
+  berth_sha256_hex (bin, len, hash);
+  if (cache)
+    {
+      _cleanup_free_ char *rec = berth_strdup_printf ("%s%s\n", id, hash);
+      (void) berth_state_file_write (cache, rec, strlen (rec)); /* a cache: a failure costs the next berth a hash */
+    }
+  return 0;
+}
+
 /* The outcome of one start attempt.  */
 enum
 {
@@ -783,16 +820,13 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
 {
   const berth_transport_ops *fb = berth_transport_fallback (env);
   _cleanup_free_ char *helper = berth_helper_path ("berth-agent");
-  size_t len = 0;
-  _cleanup_free_ char *bin = helper ? read_binary (helper, &len) : NULL;
-  if (bin == NULL)
+  char hash[65], tag[64], sock[64];
+  if (helper == NULL || agent_hash (env, helper, hash) < 0)
     {
       *why = berth_strdup_printf ("the agent program %s is missing or unreadable (reinstall berth, or set BERTH_LIBEXECDIR)", helper ? helper : "berth-agent");
       return -ENOENT;
     }
-  char hash[65], tag[64], sock[64];
   struct utsname u;
-  berth_sha256_hex (bin, len, hash);
   snprintf (tag, sizeof tag, "%s-%.12s", PACKAGE_VERSION, hash);
   snprintf (sock, sizeof sock, "s-%.40s", env->id ? env->id : "env");
   sanitize (sock);
@@ -877,6 +911,20 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
         const char *uargv[] = { "sh", "-c", up, NULL };
         berth_buf out = { 0 };
         int st = -1;
+        size_t len = 0;
+        _cleanup_free_ char *bin = read_binary (helper, &len);
+        char now[65] = "";
+        if (bin)
+          berth_sha256_hex (bin, len, now);
+        if (strcmp (now, hash) != 0)
+          {
+            /* replaced under the same identity (or unreadable now): the
+               remembered hash goes, the next berth hashes it again */
+            _cleanup_free_ char *cache = berth_strdup_printf ("%s/agent-hash", env->ctx->runtime_dir);
+            unlink (cache);
+            *why = berth_strdup_printf ("the agent program %s changed while berth started it (run the command again)", helper);
+            return -ENOEXEC;
+          }
         berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "agent", "uploading the agent (%zu bytes) into %s", len, env->id);
         r = run_via_fallback (env, fb, uargv, 0, bin, len, UPLOAD_S, &out, &st, reterr);
         if (r < 0)

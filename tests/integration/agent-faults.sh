@@ -220,6 +220,32 @@ planted_ssh ()
   rm -rf "$d" "$BERTH_SSHD_HOME/.cache/berth/agent-$tag"
 }
 
+# hash_cache CONF: the agent program's hash is remembered in the runtime
+# directory by the file's identity (not the whole binary read and hashed
+# by every berth process); a remembered hash that is wrong (the file
+# replaced in place) costs one command its agent, never a wrong upload,
+# and the next berth hashes it again.
+hash_cache ()
+{
+  local conf=$1 e=hc$$ cache=$XDG_RUNTIME_DIR/berth/agent-hash want
+  ENVS+=("$e")
+  want=$(sha256sum "$(dirname "$BERTH")/agent/berth-agent" | cut -d' ' -f1)
+  rm -f "$cache"
+  run --config "$conf" exec -b ssh -e "$e" --json -- true
+  is "$rc:$(jq -r .transport <<<"$stdout")" "0:agent" "ssh: a command through the agent"
+  is "$(stat -c %a "$cache" 2>/dev/null):$(awk '{ print $NF }' "$cache" 2>/dev/null)" "600:$want" "… its program's hash is remembered (0600) in the runtime directory"
+  "$BERTH" --config "$conf" rm "$e" >/dev/null 2>&1
+  # the same identity, another hash: as if the file was replaced in place
+  sed -i "s/$want\$/$(printf '%064d' 0)/" "$cache"
+  run --config "$conf" exec -b ssh -e "$e" --json -- 'echo hi'
+  is "$rc:$(jq -r '(.output|rtrimstr("\n")) + " " + .transport' <<<"$stdout")" "0:hi exec" "ssh: a wrong remembered hash: the command runs (over exec), nothing wrong is uploaded"
+  check "… and the remembered hash is gone" test ! -e "$cache"
+  "$BERTH" --config "$conf" rm "$e" >/dev/null 2>&1
+  run --config "$conf" exec -b ssh -e "$e" --json -- true
+  is "$rc:$(jq -r .transport <<<"$stdout"):$(awk '{ print $NF }' "$cache" 2>/dev/null)" "0:agent:$want" "… the next berth hashes it again and runs through the agent"
+  "$BERTH" --config "$conf" rm "$e" >/dev/null 2>&1
+}
+
 # other_version: an agent of another version listens where berth looks
 # (the local environment's socket): the next command stops it and runs
 # through an agent of this version (never falls back to exec).
@@ -367,6 +393,7 @@ else
   . "$SSHD_ENV"
   suite ssh "$BERTH_SSHD_CONFIG"
   old_agent ssh "$BERTH_SSHD_CONFIG"
+  hash_cache "$BERTH_SSHD_CONFIG"
   if [ -n "$CAN_PLANT" ]; then
     planted_ssh
   else
