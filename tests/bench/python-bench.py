@@ -42,6 +42,13 @@ def main():
         libs = os.path.dirname(real)
         os.environ["LD_LIBRARY_PATH"] = libs + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else "")
         os.environ["BERTH"] = exe = real
+        # ...and its modules and agent, as bench-env.sh finds them (else
+        # berth looks where it would be installed: no agent, commands over
+        # the exec fallback -- what this bench measured before)
+        b = os.path.dirname(libs)
+        os.environ.setdefault("BERTH_MODULEDIR", ":".join(os.path.join(b, m, ".libs") for m in ("docker", "bwrap", "local", "ssh", "singularity", "slurm")))
+        os.environ.setdefault("BERTH_LIBEXECDIR", ":".join(os.path.join(b, d) for d in ("", "agent", "bwrap", "ssh", "slurm")))
+        os.environ.setdefault("BERTH_BINDIR", b)
     name = "pybench-%d" % os.getpid()
     env = berth.Environment(backend="local", name=name)
     tenv = berth.Environment(backend="local")
@@ -57,6 +64,7 @@ def main():
     }
     for f in cases.values():  # warm up
         f()
+    transport = env.execute("true").transport  # what was measured: agent, or the exec fallback
     times = {k: [] for k in cases}
     order = list(cases)
     try:
@@ -69,7 +77,7 @@ def main():
     finally:
         env.remove()
         tenv.cleanup()
-    out = {"schema_version": 1, "rounds": a.n, "budget_package_vs_bash": BUDGET}
+    out = {"schema_version": 1, "rounds": a.n, "budget_package_vs_bash": BUDGET, "transport": transport}
     pairs = (("package", "bash"), ("package", "cli_json"), ("cli_json", "bash"),
              ("package_throwaway", "bash"), ("round_trip", "bash"))
     for num, den in pairs:
@@ -82,7 +90,7 @@ def main():
     if a.json:
         print(json.dumps(out))
     else:
-        print("%d rounds, interleaved; ratios of per-command latency (min / median / p90):" % a.n)
+        print("%d rounds, interleaved, transport %s; ratios of per-command latency (min / median / p90):" % (a.n, transport))
         for k in ["%s_vs_%s" % p for p in pairs]:
             r = out[k]
             print("  %-30s %.2fx / %.2fx / %.2fx" % (k.replace("_vs_", " vs "), r["min"], r["median"], r["p90"]))
