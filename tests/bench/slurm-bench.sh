@@ -19,7 +19,6 @@
 # it is reported, not enforced.  Exits 1 when the agent is over budget.
 set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-BERTH=${BERTH:-${BERTH_BUILDDIR:-.}/berth}
 BENCH=${BENCH_AGENT:-${BERTH_BUILDDIR:-.}/tests/bench/bench-agent}
 N=${N:-30}
 M=${M:-10}
@@ -27,11 +26,10 @@ DIR=${BERTH_SLURM_DIR:-/tmp/berth-slurm}
 [ "$(id -u)" = 0 ] && bash "$SRC/tests/integration/setup/slurm-up.sh" >/dev/null
 . "$DIR/env"
 export SLURM_CONF
-T=$(mktemp -d /tmp/berth-slurm-bench.XXXXXX)
+. "$SRC/tests/bench/bench-env.sh" slurm-bench
 NAME=bench$$
-trap '"$BERTH" --config "$BERTH_SLURM_CONFIG" rm "$NAME" >/dev/null 2>&1; rm -rf "$T"' EXIT
-export XDG_STATE_HOME=$T/state XDG_RUNTIME_DIR=$T/run XDG_CONFIG_HOME=$T/config XDG_CACHE_HOME=$T/cache
-mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
+CLEAN+=("\"$BERTH\" --config \"$BERTH_SLURM_CONFIG\" rm $NAME >/dev/null 2>&1")
+export XDG_CACHE_HOME=$T/cache
 CFG=$BERTH_SLURM_CONFIG
 P=$BERTH_SLURM_PARTITION
 
