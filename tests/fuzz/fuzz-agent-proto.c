@@ -13,6 +13,7 @@
 #include "agent/proto.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+#include "replay.h"
 
 static void
 roundtrip_run (const berth_agent_run *run)
@@ -112,16 +113,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
    with -DBERTH_LIBFUZZER.  */
 #include <stdio.h>
 
-static uint32_t rng = 2463534242u;
-
-static uint32_t
-next (void)
-{
-  rng ^= rng << 13;
-  rng ^= rng >> 17;
-  rng ^= rng << 5;
-  return rng;
-}
 
 static void
 seed_stream (berth_agent_buf *b)
@@ -143,7 +134,6 @@ seed_stream (berth_agent_buf *b)
     abort ();
 }
 
-#include "replay.h"
 
 int
 main (int argc, char **argv)

@@ -18,6 +18,7 @@
 #include "serve.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+#include "replay.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
@@ -91,18 +92,7 @@ static const char *const seeds[] = {
   "{\"a\":1,\"a\":2}",
 };
 
-static uint32_t rng = 2463534242u;
 
-static uint32_t
-next (void)
-{
-  rng ^= rng << 13;
-  rng ^= rng >> 17;
-  rng ^= rng << 5;
-  return rng;
-}
-
-#include "replay.h"
 
 int
 main (int argc, char **argv)

@@ -1,13 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* replay.h: the one file reader of the replay drivers (the fuzz targets
-   built without libFuzzer, run by make check): feed the whole of PATH to
-   LLVMFuzzerTestOneInput.  Include it after that function's declaration.  */
+/* replay.h: what the replay drivers share (the fuzz targets built
+   without libFuzzer, run by make check): feeding a whole file to
+   LLVMFuzzerTestOneInput, and the fixed xorshift generator of their
+   mutations (the same runs every time).  Include it after that
+   function's declaration.  */
 #ifndef BERTH_FUZZ_REPLAY_H
 #define BERTH_FUZZ_REPLAY_H
+#ifndef BERTH_LIBFUZZER /* libFuzzer brings its own driver */
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+static uint32_t fuzz_rng = 2463534242u;
+
+static uint32_t
+next (void)
+{
+  fuzz_rng ^= fuzz_rng << 13;
+  fuzz_rng ^= fuzz_rng >> 17;
+  fuzz_rng ^= fuzz_rng << 5;
+  return fuzz_rng;
+}
 
 static int
 fuzz_replay_file (const char *path)
@@ -36,4 +50,5 @@ fuzz_replay_file (const char *path)
   return 0;
 }
 
+#endif
 #endif
