@@ -996,7 +996,7 @@ doctor_try (berth_ctx *ctx, const char *backend, char **why_not)
 }
 
 void
-berth_agent_doctor (berth_ctx *ctx, const char *backend, bool ready, berth_check_fn fn, void *userdata)
+berth_agent_doctor (berth_ctx *ctx, const char *backend, bool ready, bool remote, berth_check_fn fn, void *userdata)
 {
   const char *t = getenv ("BERTH_TRANSPORT");
   const char *c = berth_config_string (ctx->config, "terminal.agent", "auto");
@@ -1020,9 +1020,18 @@ berth_agent_doctor (berth_ctx *ctx, const char *backend, bool ready, berth_check
       fn (userdata, "berth-agent", true, detail ? detail : "?", NULL);
       return;
     }
+  if (remote)
+    {
+      /* A trial would make a container (and pull its image), a
+         connection or an allocation: doctor does not.  */
+      _cleanup_free_ char *detail = berth_strdup_printf ("%s; whether an environment's commands run through it is decided by its first "
+                                                         "command (berth exec --json says its transport; BERTH_DEBUG=agent why not)", helper);
+      fn (userdata, "berth-agent", true, detail ? detail : "?", NULL);
+      return;
+    }
   /* Where it runs is the environment's to say: one throw-away
      environment runs `true`, and its transport (or why not) is the
-     answer.  */
+     answer (here, on this host, that costs a bash or a jail).  */
   _cleanup_free_ char *why_not = NULL;
   _cleanup_free_ char *st = doctor_try (ctx, backend, &why_not);
   _cleanup_free_ char *detail = NULL;

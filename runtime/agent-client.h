@@ -26,10 +26,12 @@ BERTH_INTERNAL void berth_agent_env_free (berth_env *env);
 BERTH_INTERNAL const char *berth_agent_status (berth_env *env);
 
 /* `berth doctor`: whether commands of BACKEND run through the agent and,
-   where they cannot, why: when the backend is READY, one throw-away
-   environment runs `true` and its transport is the answer (else: its
-   program is there, it is not switched off).  */
-BERTH_INTERNAL void berth_agent_doctor (berth_ctx *ctx, const char *backend, bool ready, berth_check_fn fn, void *userdata);
+   where they cannot, why: when the backend is READY and runs commands
+   on this host (not REMOTE), one throw-away environment runs `true` and
+   its transport is the answer; elsewhere (a container, a connection, an
+   allocation to make) and when not ready: its program is there, it is
+   not switched off, the first command decides.  */
+BERTH_INTERNAL void berth_agent_doctor (berth_ctx *ctx, const char *backend, bool ready, bool remote, berth_check_fn fn, void *userdata);
 
 /* The one-line error of an environment without bash (berth runs every
    command with bash), naming the image and its key when it has one.  */

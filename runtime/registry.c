@@ -221,7 +221,7 @@ berth_provider_doctor (berth_provider *p, berth_check_fn fn, void *userdata)
   if (BERTH_HAS_FIELD (p->ops, berth_provider_ops, hints) && (p->ops->hints & BERTH_HINT_NO_AGENT))
     fn (userdata, "berth-agent", true, "not used by this backend (its transport's processes end with their berth): one exec per command", NULL);
   else
-    berth_agent_doctor (p->ctx, p->ops->name, state == BERTH_PROBE_READY, fn, userdata);
+    berth_agent_doctor (p->ctx, p->ops->name, state == BERTH_PROBE_READY, berth_provider_flag (p, BERTH_FLAG_IS_REMOTE), fn, userdata);
   BERTH_LOG_SCOPE (p->ctx, p->ops->name);
   return berth_provider_call_doctor (p, fn, userdata);
 }

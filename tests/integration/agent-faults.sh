@@ -359,6 +359,17 @@ doctor_bench ()
   BERTH_LIBEXECDIR=$TEST_TMP/badagent${BERTH_LIBEXECDIR:+:$BERTH_LIBEXECDIR} run doctor -b local --json
   d=$(jq -r '.[0].checks[] | select(.check == "berth-agent") | .detail' <<<"$stdout")
   like "$d" "commands run one exec each here, not through the agent: the agent *" "doctor: an agent that cannot run says why ($d)"
+  # a remote backend: doctor makes no container (nor pulls its image),
+  # connection or allocation to find out; the first command decides
+  if "$BERTH" backends 2>/dev/null | grep -q '^docker *ready'; then
+    local before after
+    before=$(docker ps -aq --filter label=berth=1 | wc -l)
+    BERTH_DEBUG=docker run doctor -b docker --json
+    d=$(jq -r '.[0].checks[] | select(.check == "berth-agent") | .detail' <<<"$stdout")
+    like "$d" "*decided by its first command*" "doctor: docker's agent check makes no environment ($d)"
+    after=$(docker ps -aq --filter label=berth=1 | wc -l)
+    is "$before:$(grep -c 'POST .*/containers/create' <<<"$stderr")" "$after:0" "… no container was created"
+  fi
   run bench -b local -n 3 --json
   is "$rc:$(jq -r .transport <<<"$stdout")" 0:agent "bench --json: the transport"
   BERTH_TRANSPORT=exec run bench -b local -n 3
