@@ -586,11 +586,9 @@ exec_finish (berth_exec *x, berth_result **ret, berth_error **reterr)
     {
       /* the transport saw it: the OOM killer, a limit's signal */
       res->termination = x->end_how;
-      const char *n = x->end_sig == SIGKILL ? "KILL" : x->end_sig == SIGXCPU ? "XCPU" : x->end_sig == SIGXFSZ ? "XFSZ" : NULL;
+      const char *n = x->end_sig > 0 ? sigabbrev_np (x->end_sig) : NULL;
       if (n)
         snprintf (res->signal, sizeof res->signal, "SIG%s", n);
-      else if (x->end_sig > 0)
-        snprintf (res->signal, sizeof res->signal, "SIG%d", x->end_sig);
     }
   else if (x->run.state.have_ec && x->run.state.have_sig)
     {
