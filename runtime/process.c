@@ -344,8 +344,8 @@ berth_env_start_process (berth_env *env, const berth_process_spec *spec, berth_p
   if (r < 0)
     return r;
   if (pty && r == PTY_NO_AGENT)
-    return berth_error_set (reterr, ENOTSUP, "%s: a process on a pty needs berth-agent in the environment, and commands run here without it (berth doctor -b %s says why)",
-                            berth_env_backend (env), berth_env_backend (env));
+    return berth_error_set (reterr, ENOTSUP, "%s: a process on a pty needs berth-agent in the environment, and commands run here without it (BERTH_DEBUG=agent says why)",
+                            berth_env_backend (env));
   if (r != 0 || pid <= 0)
     return berth_error_set (reterr, BERTH_E_BACKEND, "%s: the process could not be started in the environment (exit %d)", berth_env_backend (env), r);
   record_write (env, id, spec->command);
