@@ -34,14 +34,6 @@
 #define AGENT_LOG "agent.log"
 #define SERVE_WAIT_S 30.0
 
-static uint64_t
-now_usec (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 /* The serving step's srun, in a session of its own and not our child
    (an intermediate process exits at once): stdin /dev/null, stdout the
    pipe OUT (the agent's HELLO, then nothing), stderr LOG.  */
@@ -93,6 +85,16 @@ agent_step_runs (const slurm_env *s, const char *name, double timeout)
   return found;
 }
 
+/* SERVE_WAIT_S from now, or the call's deadline when it comes first.  */
+static uint64_t
+wait_until (const berth_start_req *req)
+{
+  uint64_t t = berth_monotonic_usec () + (uint64_t) (SERVE_WAIT_S * 1e6);
+  if (BERTH_HAS_FIELD (req, berth_start_req, deadline_usec) && req->deadline_usec && req->deadline_usec < t)
+    t = req->deadline_usec;
+  return t;
+}
+
 int
 slurm_agent_serve (berth_env *env, slurm_env *s, const berth_start_req *req)
 {
@@ -108,14 +110,21 @@ slurm_agent_serve (berth_env *env, slurm_env *s, const berth_start_req *req)
   step_name (req->argv[2], name);
   snprintf (name_opt, sizeof name_opt, "--job-name=%s", name);
   /* One starter at a time: two agents binding one socket would leave
-     one serving nothing until the allocation ends.  */
+     one serving nothing until the allocation ends.  Waited for until the
+     call's deadline at most; past it this berth goes on with its relay
+     step's own agent (it serves this berth, not the next).  */
   if (asprintf (&path, "%s/%s", dir, AGENT_LOCK) < 0)
     return -ENOMEM;
-  lock = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  pid_t holder = 0;
+  lock = berth_lock_file (path, wait_until (req), &holder);
   free (path);
   path = NULL;
-  if (lock >= 0)
-    flock (lock, LOCK_EX);
+  if (lock < 0)
+    {
+      berth_logf (env, BERTH_LOG_DEBUG, "slurm: the agent of %s: its start lock %s (pid %ld holds it): no agent step of its own this time", s->name,
+                  strerror (-lock), (long) holder);
+      return 0;
+    }
   /* One serves already: the relay's start finds it.  */
   if (agent_step_runs (s, name, berth_env_time_left (env, SLURM_QUERY_TIMEOUT)))
     {
@@ -175,12 +184,10 @@ slurm_agent_serve (berth_env *env, slurm_env *s, const berth_start_req *req)
          relay's start says the same to the runtime, which acts on it.  */
       char buf[512];
       size_t have = 0;
-      uint64_t deadline = now_usec () + (uint64_t) (SERVE_WAIT_S * 1e6);
-      if (BERTH_HAS_FIELD (req, berth_start_req, deadline_usec) && req->deadline_usec && req->deadline_usec < deadline)
-        deadline = req->deadline_usec;
+      uint64_t deadline = wait_until (req);
       while (have < sizeof buf)
         {
-          uint64_t now = now_usec ();
+          uint64_t now = berth_monotonic_usec ();
           if (now >= deadline)
             break;
           struct pollfd p = { pfd[0], POLLIN, 0 };
