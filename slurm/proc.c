@@ -459,14 +459,13 @@ sink_drop (void *userdata, int stream, const char *data, size_t len)
 static void
 agent_stream_end (slurm_proc *p, int bound_ms)
 {
-  struct timespec t0, t;
   if (p->inner.ops->close_stdin)
     p->inner.ops->close_stdin (p->inner.proc);
-  clock_gettime (CLOCK_MONOTONIC, &t0);
+  uint64_t end = berth_monotonic_usec () + (uint64_t) bound_ms * 1000u;
   for (;;)
     {
-      clock_gettime (CLOCK_MONOTONIC, &t);
-      int left = bound_ms - (int) ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+      uint64_t now = berth_monotonic_usec ();
+      int left = now >= end ? 0 : (int) ((end - now) / 1000) + 1;
       struct pollfd pf = { p->inner.fd, POLLIN, 0 };
       if (left <= 0 || poll (&pf, 1, left) < 0 || p->inner.ops->pump (p->inner.proc, sink_drop, NULL) <= 0)
         break;
