@@ -832,30 +832,6 @@ fail:;
   _exit (127);
 }
 
-static int
-open_pty (int *master, int *slave)
-{
-  int m = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (m < 0)
-    return -errno;
-  char name[128];
-  if (grantpt (m) < 0 || unlockpt (m) < 0 || ptsname_r (m, name, sizeof name) != 0)
-    {
-      int r = -errno;
-      close (m);
-      return r;
-    }
-  int s = open (name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (s < 0)
-    {
-      int r = -errno;
-      close (m);
-      return r;
-    }
-  *master = m;
-  *slave = s;
-  return 0;
-}
 
 static void
 chan_run (ctl *k, uint32_t id, const berth_agent_frame *f)
@@ -937,7 +913,7 @@ chan_run (ctl *k, uint32_t id, const berth_agent_frame *f)
     e = errno;
   else if (run.flags & BERTH_AGENT_RUN_PTY)
     {
-      int r = open_pty (&master, &slave);
+      int r = agent_open_pty (&master, &slave);
       if (r < 0)
         e = -r;
     }

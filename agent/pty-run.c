@@ -47,22 +47,44 @@ write_all (int fd, const char *p, size_t n)
   return 0;
 }
 
-/* The child's side: a session of its own whose controlling terminal is
-   the slave SLAVE_NAME on stdin and stdout.  Does not return.  */
-static void
-child (const char *slave_name, char **argv)
+/* A new pseudo-terminal: *MASTER and *SLAVE (both O_CLOEXEC, the slave
+   O_NOCTTY), or -errno.  */
+int
+agent_open_pty (int *master, int *slave)
 {
-  if (setsid () < 0)
-    _exit (126);
-  int s = open (slave_name, O_RDWR | O_NOCTTY);
-  if (s < 0 || ioctl (s, TIOCSCTTY, 0) < 0)
+  int m = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (m < 0)
+    return -errno;
+  char name[128];
+  if (grantpt (m) < 0 || unlockpt (m) < 0 || ptsname_r (m, name, sizeof name) != 0)
+    {
+      int r = -errno;
+      close (m);
+      return r;
+    }
+  int s = open (name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (s < 0)
+    {
+      int r = -errno;
+      close (m);
+      return r;
+    }
+  *master = m;
+  *slave = s;
+  return 0;
+}
+
+/* The child's side: a session of its own whose controlling terminal is
+   SLAVE, on stdin and stdout.  Does not return.  */
+static void
+child (int slave, char **argv)
+{
+  if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0)
     _exit (126);
   struct winsize ws = { .ws_row = PTY_ROWS, .ws_col = PTY_COLS };
-  (void) ioctl (s, TIOCSWINSZ, &ws);
-  if (dup2 (s, 0) < 0 || dup2 (s, 1) < 0)
+  (void) ioctl (slave, TIOCSWINSZ, &ws);
+  if (dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0)
     _exit (126);
-  if (s > 2)
-    close (s);
   signal (SIGPIPE, SIG_DFL);
   execvp (argv[0], argv);
   fprintf (stderr, "berth-agent: cannot run %s: %s\n", argv[0], strerror (errno));
@@ -77,16 +99,10 @@ agent_pty_run (char **argv)
       fprintf (stderr, "usage: berth-agent --pty-run -- COMMAND [ARG...]\n");
       return 2;
     }
-  int m = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (m < 0 || grantpt (m) < 0 || unlockpt (m) < 0)
+  int m, s, r = agent_open_pty (&m, &s);
+  if (r < 0)
     {
-      fprintf (stderr, "berth-agent: no pseudo-terminal here: %s\n", strerror (errno));
-      return 126;
-    }
-  char slave_name[128];
-  if (ptsname_r (m, slave_name, sizeof slave_name) != 0)
-    {
-      fprintf (stderr, "berth-agent: no pseudo-terminal name: %s\n", strerror (errno));
+      fprintf (stderr, "berth-agent: no pseudo-terminal here: %s\n", strerror (-r));
       return 126;
     }
   signal (SIGPIPE, SIG_IGN);
@@ -97,7 +113,8 @@ agent_pty_run (char **argv)
       return 126;
     }
   if (pid == 0)
-    child (slave_name, argv);
+    child (s, argv);
+  close (s);
 
   /* Copy stdin -> terminal, terminal -> stdout until the terminal has no
      writer left (EIO on Linux once every slave fd is closed).  */

@@ -5,5 +5,7 @@
 /* `berth-agent --pty-run -- ARGV...` (pty-run.c): ARGV with a new
    pseudo-terminal on its stdin and stdout; returns its exit status.  */
 int agent_pty_run (char **argv);
+/* A new pseudo-terminal (the agent's RUN with a pty uses it too).  */
+int agent_open_pty (int *master, int *slave);
 
 #endif
