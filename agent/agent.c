@@ -6,10 +6,19 @@
    (agent/proto.h), multiplexed by channel id.
  *
  *   berth-agent --stdio [--socket PATH]   serve the controller on stdin/stdout
- *   berth-agent --stdio --serve --socket PATH
+ *   berth-agent --stdio --serve [--detach] --socket PATH
  *                                         the same, and keep serving PATH when
- *                                         no controller is left (also when
- *                                         BERTH_AGENT_SERVE=1 is set)
+ *                                         no controller is left: a named
+ *                                         environment's agent, which every
+ *                                         later berth process reaches at
+ *                                         PATH; --detach: leave the process
+ *                                         that started us (a local berth,
+ *                                         which kills its child when it lets
+ *                                         go of the stream)
+ *   BERTH_AGENT_SERVE=1 berth-agent --stdio --socket PATH
+ *                                         a detached start (slurm's own
+ *                                         step): make sure an agent serves
+ *                                         PATH, print its HELLO
  *   berth-agent --version                 print the version and exit
  *
  * With --socket, the first agent of an environment also listens on PATH
@@ -114,6 +123,8 @@ static bool serve_socket; /* --serve: no controller left is no reason to exit */
 static char cg_base[PATH_MAX]; /* "" when no sub-groups */
 static uint32_t mark_gid; /* the gid the next child marks itself with (child_exec) */
 static unsigned cg_seq;
+
+static _Noreturn void shutdown_all (int code);
 
 static void
 die (const char *msg)
@@ -1274,6 +1285,8 @@ ctl_frame (ctl *k, const berth_agent_frame *f)
         send_ctl (k, berth_agent_put_u64 (&k->tx, BERTH_AGENT_PONG, 0, v));
         break;
       }
+    case BERTH_AGENT_QUIT:
+      shutdown_all (0);
     default:
       send_ctl (k, berth_agent_put_error (&k->tx, 0, "unknown frame type"));
       k->closing = true;
@@ -1536,7 +1549,7 @@ anything_left (void)
   return false;
 }
 
-static void
+static _Noreturn void
 shutdown_all (int code)
 {
   spare_drop ();
@@ -1785,7 +1798,7 @@ main (int argc, char **argv)
      (pty-run.c), started by the process's start script.  */
   if (argc >= 3 && strcmp (argv[1], "--pty-run") == 0 && strcmp (argv[2], "--") == 0)
     return agent_pty_run (argv + 3);
-  bool stdio = false;
+  bool stdio = false, detached_start = false, detach = false;
   const char *sock = NULL;
   for (int i = 1; i < argc; i++)
     {
@@ -1800,9 +1813,11 @@ main (int argc, char **argv)
         sock = argv[++i];
       else if (strcmp (argv[i], "--serve") == 0)
         serve_socket = true;
+      else if (strcmp (argv[i], "--detach") == 0)
+        detach = true;
       else
         {
-          fprintf (stderr, "usage: berth-agent --stdio [--serve] [--socket PATH] | --pty-run -- COMMAND... | --version\n"
+          fprintf (stderr, "usage: berth-agent --stdio [--serve [--detach]] [--socket PATH] | --pty-run -- COMMAND... | --version\n"
                            "berth-agent is started by berth inside an environment; it is not run by hand.\n");
           return 2;
         }
@@ -1816,16 +1831,30 @@ main (int argc, char **argv)
      commands do not inherit it).  */
   const char *e = getenv ("BERTH_AGENT_SERVE");
   if (e && strcmp (e, "1") == 0)
-    serve_socket = true;
+    serve_socket = detached_start = true;
   unsetenv ("BERTH_AGENT_SERVE");
   if (serve_socket && sock == NULL)
     {
       fprintf (stderr, "berth-agent: --serve needs --socket PATH\n");
       return 2;
     }
-  if (serve_socket)
+  if (detached_start)
     serve_check (sock);
   if (sock)
     socket_setup (sock);
+  if (serve_socket && detach && !detached_start && listen_fd >= 0)
+    {
+      /* We serve the environment from now on: not a child of the local
+         berth that started us (it kills its child when it lets go of the
+         stream), nor in its session (its terminal's signals).  Its stdio
+         stays our first controller.  Not for a remote start: sshd closes
+         a session's input once the process it started exits.  */
+      pid_t pid = fork ();
+      if (pid < 0)
+        die ("fork failed");
+      if (pid > 0)
+        _exit (0);
+      setsid ();
+    }
   serve ();
 }

@@ -417,7 +417,7 @@ berth_agent_type_name (uint8_t type)
     [BERTH_AGENT_HELLO] = "hello",      [BERTH_AGENT_RUN] = "run",         [BERTH_AGENT_STDIN] = "stdin",
     [BERTH_AGENT_CLOSE_STDIN] = "close-stdin", [BERTH_AGENT_WINDOW_FRAME] = "window", [BERTH_AGENT_KILL] = "kill",
     [BERTH_AGENT_RELEASE] = "release",  [BERTH_AGENT_LIST] = "list",       [BERTH_AGENT_ATTACH] = "attach",
-    [BERTH_AGENT_PING] = "ping",        [BERTH_AGENT_FD3] = "fd3",        [BERTH_AGENT_STARTED] = "started", [BERTH_AGENT_OUT] = "out",
+    [BERTH_AGENT_PING] = "ping",        [BERTH_AGENT_FD3] = "fd3", [BERTH_AGENT_QUIT] = "quit",        [BERTH_AGENT_STARTED] = "started", [BERTH_AGENT_OUT] = "out",
     [BERTH_AGENT_ERR] = "err",          [BERTH_AGENT_EOF] = "eof",         [BERTH_AGENT_EXIT] = "exit",
     [BERTH_AGENT_KILLED] = "killed",    [BERTH_AGENT_LIST_REPLY] = "list-reply", [BERTH_AGENT_ERROR] = "error",
     [BERTH_AGENT_PONG] = "pong",

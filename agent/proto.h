@@ -30,6 +30,8 @@
  *   ATTACH   (channel: the agent's id from LIST) u32 id: take over a
  *            detached process as channel ID, its buffered output replayed
  *   PING     u64 cookie -> PONG u64 cookie
+ *   QUIT     (channel 0) stop serving: the environment is removed; the
+ *            agent kills its foreground trees and exits
  * agent -> controller:
  *   HELLO    u32 proto, str agent version
  *   STARTED  u32 pid
@@ -82,6 +84,7 @@ enum
   BERTH_AGENT_ATTACH = 9,
   BERTH_AGENT_PING = 10,
   BERTH_AGENT_FD3 = 11,
+  BERTH_AGENT_QUIT = 12,
   BERTH_AGENT_STARTED = 20,
   BERTH_AGENT_OUT = 21,
   BERTH_AGENT_ERR = 22,

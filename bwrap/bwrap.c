@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -284,9 +285,10 @@ helper_environ (void)
 
 /* The helper's liveness check without spawning it: STATE/jail names a
    pid whose start time and user namespace still match, and which is not a
-   zombie.  A wrong "alive" only makes execute fail (closed).  */
-static bool
-jail_alive (const char *state)
+   zombie.  A wrong "alive" only makes execute fail (closed).  The jail's
+   init, or 0.  */
+static pid_t
+jail_init_pid (const char *state)
 {
   char path[4200], buf[8192];
   long long pid = 0, v;
@@ -307,15 +309,32 @@ jail_alive (const char *state)
         userns = st;
     }
   fclose (f);
-  if (pid <= 1 || starttime == 0 || userns == 0)
-    return false;
+  if (pid <= 1 || pid > INT_MAX || starttime == 0 || userns == 0)
+    return 0;
   if (berth_proc_start_time ((pid_t) pid) != starttime)
-    return false;
+    return 0;
   snprintf (path, sizeof path, "/proc/%lld/ns/user", pid);
   if (stat (path, &sb) < 0 || (unsigned long long) sb.st_ino != userns)
-    return false;
+    return 0;
   snprintf (path, sizeof path, "%s/jail.sock", state);
-  return stat (path, &sb) == 0 && S_ISSOCK (sb.st_mode);
+  return stat (path, &sb) == 0 && S_ISSOCK (sb.st_mode) ? (pid_t) pid : 0;
+}
+
+static bool
+jail_alive (const char *state)
+{
+  return jail_init_pid (state) > 0;
+}
+
+/* The agent's socket as the jail's init sees it (its root is the jail's).  */
+static int
+bwrap_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path)
+{
+  bwrap_data *d = berth_env_get_data (env);
+  pid_t pid = d && d->state ? jail_init_pid (d->state) : 0;
+  if (pid <= 0)
+    return -ESRCH;
+  return asprintf (ret_path, "/proc/%d/root%s", (int) pid, path) < 0 ? -ENOMEM : 0;
 }
 
 /* Attach: the jail lives in the environment's state directory.  */
@@ -602,6 +621,7 @@ const berth_provider_ops berth_bwrap_provider = {
   .remove = bwrap_remove,
   .exec_prefix = bwrap_exec_prefix,
   .start = bwrap_start,
+  .agent_socket = bwrap_agent_socket,
   /* The jail's init runs commands with our environment and fd 3.  */
   .start_flags = BERTH_PREFIX_PASSES_ENV | BERTH_PREFIX_PASSES_FDS,
 };

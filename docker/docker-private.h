@@ -45,6 +45,9 @@ char **docker_forward_env (const berth_config *cfg);
 /* Host paths are mounted (docker_volumes or the cwd at /workspace).  */
 bool docker_mounts_host_paths (const berth_config *cfg);
 
+/* agent-socket.c: agent_socket (provider.h) for an engine on this host.  */
+int docker_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path);
+
 /* exec.c */
 int docker_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr);
 

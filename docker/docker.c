@@ -279,6 +279,7 @@ const berth_provider_ops berth_docker_provider = {
   .start = docker_start,
   .gc = docker_gc,
   .pull = docker_pull,
+  .agent_socket = docker_agent_socket,
 };
 
 BERTH_PROVIDER_EXPORT (berth_docker_provider)

@@ -438,6 +438,22 @@ docker_json_version (const char *body, size_t len, char **ret_version, char **re
 }
 
 int
+docker_json_container_pid (const char *body, size_t len, int64_t *ret_pid)
+{
+  yajl_val v;
+  int r = tree_parse (body, len, &v);
+  if (r < 0)
+    return r;
+  static const char *const pp[] = { "State", "Pid", NULL };
+  yajl_val pid = yajl_tree_get (v, (const char **)pp, yajl_t_any);
+  r = pid && YAJL_IS_INTEGER (pid) && YAJL_GET_INTEGER (pid) > 0 ? 0 : -EPROTO;
+  if (r == 0)
+    *ret_pid = YAJL_GET_INTEGER (pid);
+  yajl_tree_free (v);
+  return r;
+}
+
+int
 docker_json_exec_inspect (const char *body, size_t len, bool *ret_running, int *ret_exit_code, int64_t *ret_pid)
 {
   yajl_val v;

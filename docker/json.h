@@ -61,6 +61,9 @@ int docker_json_id (const char *body, size_t len, char **ret_id);
 /* GET /version.  */
 int docker_json_version (const char *body, size_t len, char **ret_version, char **ret_api, char **ret_min_api);
 /* GET /exec/{id}/json.  *ret_exit_code is -1 while running (null).  */
+/* A container inspect's State.Pid (its first process, as the engine's
+   host sees it; > 0 while it runs).  */
+int docker_json_container_pid (const char *body, size_t len, int64_t *ret_pid);
 int docker_json_exec_inspect (const char *body, size_t len, bool *ret_running, int *ret_exit_code, int64_t *ret_pid);
 /* GET /info: NCPU (0 when absent).  */
 int docker_json_info_ncpu (const char *body, size_t len, int64_t *ret_ncpu);

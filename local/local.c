@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <berth/provider.h>
 
@@ -30,6 +31,14 @@ local_exec_prefix (berth_env *env, const char *user, bool interactive, char ***r
   return 0;
 }
 
+/* The agent's socket is a host path already.  */
+static int
+local_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path)
+{
+  *ret_path = strdup (path);
+  return *ret_path ? 0 : -ENOMEM;
+}
+
 const berth_provider_ops berth_local_provider = {
   BERTH_PROVIDER_OPS_INIT,
   .name = "local",
@@ -39,6 +48,7 @@ const berth_provider_ops berth_local_provider = {
   .flags = BERTH_FLAG_USES_HOST_FILESYSTEM | BERTH_FLAG_SUPPORTS_STREAMS,
   .ensure = local_ensure,
   .exec_prefix = local_exec_prefix,
+  .agent_socket = local_agent_socket,
 };
 
 BERTH_PROVIDER_EXPORT (berth_local_provider)

@@ -59,6 +59,7 @@ typedef struct berth_agent_mux
   bool mismatch; /* the agent that answered is another version */
   bool why_is_backend; /* WHY is the transport's own message */
   char *why; /* dead: what happened; unavailable: why exec-per-command */
+  char *at;  /* where the agent serves a named environment (its socket inside it) */
   uint32_t next_id;
   agent_chan *chans;
   unsigned killed; /* KILLED replies seen */
@@ -110,6 +111,7 @@ mux_unref (berth_agent_mux *m)
   berth_agent_buf_free (&m->tx);
   berth_buf_free (&m->diag);
   free (m->why);
+  free (m->at);
   free (m);
 }
 
@@ -760,6 +762,14 @@ handshake (berth_agent_mux *m, char **why, berth_error **reterr)
           if (nl == NULL && have < 1024 && !eof)
             goto more;
           size_t n = nl ? (size_t) (nl - p) : have;
+          if (nl && n > 15 && memcmp (p, "BERTH-AGENT-AT:", 15) == 0)
+            {
+              /* where it serves: its HELLO follows */
+              free (m->at);
+              m->at = strndup (p + 15, n - 15);
+              berth_agent_buf_consume (&m->rx, n + 1);
+              continue;
+            }
           if (n >= 16 && memcmp (p, "BERTH-AGENT-NEED", 16) == 0)
             return START_NEED;
           if (n > 15 && memcmp (p, "BERTH-AGENT-NO:", 15) == 0)
@@ -812,6 +822,67 @@ sanitize (char *s)
       *s = '_';
 }
 
+static berth_agent_mux *
+mux_new (berth_env *env, const berth_transport_ops *fb, uint32_t call_flags)
+{
+  berth_agent_mux *m = calloc (1, sizeof *m);
+  if (m == NULL)
+    return NULL;
+  m->n_ref = 1;
+  m->env = env;
+  m->fallback = fb;
+  /* Locally each RUN carries this berth's environment (the agent may be
+     an earlier berth's); elsewhere the agent started through the
+     backend's own transport, whose prefix may shape the environment (a
+     plugin's HOME): its children inherit that.  */
+  m->pass_env = strcmp (berth_env_backend (env), "local") == 0 && (call_flags & BERTH_PREFIX_PASSES_ENV) != 0;
+  /* fd 3 (the script) is carried as FD3 frames: the command's bash opens
+     it by path instead of reading its stdin byte by byte.  */
+  m->flags = (call_flags & BERTH_PREFIX_PASSES_ENV) | BERTH_PREFIX_PASSES_FDS;
+  return m;
+}
+
+/* The stream over S, a socket connected to the agent serving ENV
+   (agent-reach.c): 0, -ENOEXEC when it did not answer as our agent
+   (start one through the transport), < 0 with *RETERR when the
+   environment failed.  */
+static int
+mux_open_direct (berth_env *env, const berth_transport_ops *fb, int s, berth_agent_mux **ret, berth_error **reterr)
+{
+  _cleanup_ (berth_transport_call_free) berth_transport_call call = { 0 };
+  int r = fb->prepare (env, &call, reterr);
+  if (r < 0)
+    {
+      close (s);
+      return r;
+    }
+  berth_agent_mux *m = mux_new (env, fb, call.flags);
+  int in = m ? fcntl (s, F_DUPFD_CLOEXEC, 3) : -1;
+  berth_fdproc_spec spec = { .size = sizeof spec, .in_fd = in, .out_fd = s, .err_fd = -1, .pid = -1 };
+  if (in < 0 || berth_proc_from_fds (&spec, &m->job.proc, NULL) < 0)
+    {
+      if (in >= 0)
+        close (in);
+      close (s);
+      mux_unref (m);
+      return m ? -ENOEXEC : berth_error_errno (reterr, ENOMEM, "out of memory");
+    }
+  m->job_open = true;
+  _cleanup_free_ char *why = NULL;
+  int h = handshake (m, &why, reterr);
+  if (h == START_OK)
+    {
+      berth_agent_buf_consume (&m->rx, 0);
+      *ret = m;
+      return 0;
+    }
+  berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "agent", "%s: the agent at its socket did not answer (%s): starting it through %s", env->id,
+                 why ? why : "timeout", fb->via);
+  mux_unref (m);
+  return h == START_TIMEOUT ? berth_error_set (reterr, ETIMEDOUT, "%s: the command did not start in time: its agent did not answer", berth_env_backend (env))
+                            : -ENOEXEC;
+}
+
 /* Start the agent in ENV as *RET: 0, or < 0 with *WHY set when it cannot
    run there (exec-per-command then), or < 0 with *RETERR when the
    environment itself failed.  */
@@ -834,6 +905,21 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
     snprintf (u.machine, sizeof u.machine, "unknown");
   bool local = strcmp (berth_env_backend (env), "local") == 0;
   uint64_t t0 = berth_now_usec ();
+  /* A named environment's agent serves it for every later berth process,
+     where the backend can say how this host reaches its socket.  */
+  const berth_provider_ops *ops = env->provider->ops;
+  bool serve = env->name != NULL && BERTH_HAS_FIELD (ops, berth_provider_ops, agent_socket) && ops->agent_socket != NULL;
+  if (serve)
+    {
+      int s = berth_agent_reach (env, tag);
+      if (s >= 0)
+        {
+          int r = mux_open_direct (env, fb, s, ret, reterr);
+          if (r == 0 || r != -ENOEXEC)
+            return r;
+          berth_agent_forget (env); /* it did not answer: start one through the transport */
+        }
+    }
 
   for (int attempt = 0; attempt < 3; attempt++)
     {
@@ -841,31 +927,21 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
       int r = fb->prepare (env, &call, reterr);
       if (r < 0)
         return r;
-      berth_agent_mux *m = calloc (1, sizeof *m);
+      berth_agent_mux *m = mux_new (env, fb, call.flags);
       if (m == NULL)
         return berth_error_errno (reterr, ENOMEM, "out of memory");
-      m->n_ref = 1;
-      m->env = env;
-      m->fallback = fb;
-      /* Locally each RUN carries this berth's environment (the agent may
-         be an earlier berth's); elsewhere the agent started through the
-         backend's own transport, whose prefix may shape the environment
-         (a plugin's HOME): its children inherit that.  */
-      m->pass_env = local && (call.flags & BERTH_PREFIX_PASSES_ENV) != 0;
-      /* fd 3 (the script) is carried as FD3 frames: the command's bash
-         opens it by path instead of reading its stdin byte by byte.  */
-      m->flags = (call.flags & BERTH_PREFIX_PASSES_ENV) | BERTH_PREFIX_PASSES_FDS;
       _cleanup_free_ char *script = NULL, *lsock = NULL;
-      const char *argv[6] = { 0 };
+      const char *argv[7] = { 0 };
       if (local)
         {
           /* The host path itself; its socket with the environment's.  */
           lsock = berth_strdup_printf ("%s/agent-%s.sock", env->runtime_dir ? env->runtime_dir : "/nonexistent", tag);
-          argv[0] = helper, argv[1] = "--stdio", argv[2] = "--socket", argv[3] = lsock;
+          argv[0] = helper, argv[1] = "--stdio", argv[2] = "--socket", argv[3] = lsock, argv[4] = serve ? "--serve" : NULL, argv[5] = serve ? "--detach" : NULL;
+          m->at = serve ? strdup (lsock) : NULL;
         }
       else
         {
-          script = berth_agent_start_script (u.machine, hash, tag, sock);
+          script = berth_agent_start_script (u.machine, hash, tag, sock, serve);
           argv[0] = "sh", argv[1] = "-c", argv[2] = script;
           call.start_flags = BERTH_START_AGENT; /* see provider.h */
         }
@@ -881,6 +957,8 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
       if (h == START_OK)
         {
           berth_agent_buf_consume (&m->rx, 0);
+          if (serve && m->at)
+            berth_agent_record (env, tag, m->at);
           *ret = m;
           return 0;
         }

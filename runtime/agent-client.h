@@ -40,11 +40,26 @@ BERTH_INTERNAL int berth_no_bash_error (berth_env *env, berth_error **reterr);
    transport, for a command that could not start).  */
 BERTH_INTERNAL bool berth_env_lacks_bash (berth_env *env);
 
+/* agent-reach.c: a named environment's serving agent, reached with no
+   command through the transport.  */
+/* A socket connected to ENV's agent as recorded for TAG, else -errno.  */
+BERTH_INTERNAL int berth_agent_reach (berth_env *env, const char *tag);
+/* Record that ENV's agent of TAG serves PATH (inside the environment),
+   when the backend can reach it from this host.  */
+BERTH_INTERNAL void berth_agent_record (berth_env *env, const char *tag, const char *path);
+/* Drop the record (it led to no agent).  */
+BERTH_INTERNAL void berth_agent_forget (berth_env *env);
+/* Stop ENV's serving agent (the environment is being removed), when it
+   is reachable; quietly nothing else.  */
+BERTH_INTERNAL void berth_agent_quit (berth_env *env);
+
 /* agent-place.c */
 /* SHA-256 of LEN bytes at DATA as 64 hex digits and a NUL in HEX.  */
 /* The scripts that find (and start) or upload the agent inside an
    environment (see agent-place.c).  */
-BERTH_INTERNAL char *berth_agent_start_script (const char *arch, const char *hash, const char *dir_tag, const char *sock_name);
+/* SERVE: the agent serves a named environment (--serve); the script
+   then prints "BERTH-AGENT-AT:<socket path>" before the agent starts.  */
+BERTH_INTERNAL char *berth_agent_start_script (const char *arch, const char *hash, const char *dir_tag, const char *sock_name, bool serve);
 BERTH_INTERNAL char *berth_agent_upload_script (const char *hash, const char *dir_tag);
 
 #endif

@@ -25,12 +25,12 @@
 #define DIRS "\"${TMPDIR:-/tmp}/.berth-agent-$tag\" \"${HOME:-/nonexistent}/.cache/berth/agent-$tag\""
 
 char *
-berth_agent_start_script (const char *arch, const char *hash, const char *dir_tag, const char *sock_name)
+berth_agent_start_script (const char *arch, const char *hash, const char *dir_tag, const char *sock_name, bool serve)
 {
   /* Prints one line when it does not become the agent:
      "BERTH-AGENT-NO:<why>" (it cannot run here), "BERTH-AGENT-NEED"
      (upload it).  Else the agent's first frame follows.  */
-  return berth_strdup_printf ("arch='%s' hash='%s' tag='%s' sock='%s'\n"
+  return berth_strdup_printf ("arch='%s' hash='%s' tag='%s' sock='%s' serve='%s'\n"
                               "m=$(uname -m 2>/dev/null) || m=unknown\n"
                               "if [ \"$m\" != \"$arch\" ]; then echo \"BERTH-AGENT-NO:the environment's architecture is $m, the agent's $arch\"; exit 0; fi\n"
                               PRIVATE_FN
@@ -38,12 +38,13 @@ berth_agent_start_script (const char *arch, const char *hash, const char *dir_ta
                               "  private \"$d\" || continue\n"
                               "  f=$d/berth-agent\n"
                               "  if [ -x \"$f\" ] && h=$(sha256sum \"$f\" 2>/dev/null) && [ \"${h%%%% *}\" = \"$hash\" ]; then\n"
-                              "    exec \"$f\" --stdio --socket \"$d/$sock\"\n"
+                              "    [ -z \"$serve\" ] || echo \"BERTH-AGENT-AT:$d/$sock\"\n"
+                              "    exec \"$f\" --stdio --socket \"$d/$sock\" $serve\n"
                               "  fi\n"
                               "done\n"
                               "command -v sha256sum >/dev/null 2>&1 || { echo 'BERTH-AGENT-NO:the environment has no sha256sum to check the agent with'; exit 0; }\n"
                               "echo BERTH-AGENT-NEED\n",
-                              arch, hash, dir_tag, sock_name);
+                              arch, hash, dir_tag, sock_name, serve ? "--serve" : "");
 }
 
 char *

@@ -459,6 +459,7 @@ berth_env_discard (berth_env *env, bool forget_anyway, berth_error **reterr)
 {
   stop_recorded_processes (env);
   berth_env_tombstone_processes (env);
+  berth_agent_quit (env); /* a named environment's serving agent (local, ssh: nothing else ends it) */
   int r = berth_provider_call_remove (env, reterr);
   env->cleaned = true;
   if (r >= 0 || forget_anyway)

@@ -616,6 +616,7 @@ const berth_provider_ops berth_ssh_provider = {
   .terminal_prefix = ssh_terminal_prefix,
   .start = ssh_start,
   .gc = ssh_gc,
+  .agent_socket = ssh_agent_socket,
 };
 
 BERTH_PROVIDER_EXPORT (berth_ssh_provider)

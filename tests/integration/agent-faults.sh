@@ -141,11 +141,16 @@ old_agent ()
   run "${C[@]}" exec -b "$b" -e "$e" -- true
   # Put an old agent in place of every cached one (a rename: the running
   # one keeps its file).
-  run "${C[@]}" exec -b "$b" -e "$e" -- 'n=0; for f in /tmp/.berth-agent-*/berth-agent ${TMPDIR:-/tmp}/.berth-agent-*/berth-agent ~/.cache/berth/agent-*/berth-agent; do [ -f "$f" ] || continue; printf "#!/bin/sh\necho old agent\n" >"$f.old" && chmod 700 "$f.old" && mv -f "$f.old" "$f" && n=$((n+1)); done; echo $n'
+  # The named environment's agent serves on from the file it started
+  # from: it is stopped (after this command) so that the next one starts
+  # an agent from the cache.
+  run "${C[@]}" exec -b "$b" -e "$e" -- 'n=0; for f in /tmp/.berth-agent-*/berth-agent ${TMPDIR:-/tmp}/.berth-agent-*/berth-agent ~/.cache/berth/agent-*/berth-agent; do [ -f "$f" ] || continue; printf "#!/bin/sh\necho old agent\n" >"$f.old" && chmod 700 "$f.old" && mv -f "$f.old" "$f" && n=$((n+1)); done; echo $n
+    (sleep 0.3; for p in /proc/[0-9]*; do case $(tr "\0" " " <$p/cmdline 2>/dev/null) in *[b]erth-agent\ --stdio*) kill ${p#/proc/};; esac; done) </dev/null >/dev/null 2>&1 &'
   if [ "$rc" != 0 ] || [ "${stdout:-0}" = 0 ]; then
     not_ok "$b: an old agent put in place (rc $rc: $stdout $stderr)"
     return
   fi
+  sleep 1
   want=$(sha256sum "$(dirname "$BERTH")/agent/berth-agent" | cut -d' ' -f1)
   # this build's cache directory is named after its hash
   run "${C[@]}" exec -b "$b" -e "$e" --json -- "for f in /tmp/.berth-agent-*-${want:0:12}/berth-agent ~/.cache/berth/agent-*-${want:0:12}/berth-agent; do [ -f \"\$f\" ] && sha256sum \"\$f\"; done | cut -d\" \" -f1 | sort -u"
@@ -264,6 +269,8 @@ other_version ()
   done
   finish_bg
   [ -n "$sock" ] || { not_ok "local: the agent's socket was not found under $XDG_RUNTIME_DIR"; return; }
+  # a named environment's agent serves on: this version's goes first
+  pkill -f "^[^ ]*berth-agent --stdio --socket $sock" 2>/dev/null
   for _ in $(seq 1 50); do [ -e "$sock" ] || break; sleep 0.1; done
   { sleep 600 | "$other" --stdio --socket "$sock" >/dev/null 2>&1; } &
   OTHER_JOB=$!

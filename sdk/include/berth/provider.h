@@ -277,6 +277,16 @@ typedef struct berth_provider_ops
      exec_prefix already hands the caller's terminal through (a local
      process, a jail, `srun --pty`): libberth uses that.  */
   int (*terminal_prefix) (berth_env *env, const char *user, char ***ret_argv, berth_error **reterr);
+  /* Optional (appended to ABI 2 in 0.2.x; check with BERTH_HAS_FIELD):
+     where this host reaches PATH, the UNIX socket inside a named
+     environment on which its agent (berth-agent --serve) listens, so that
+     a berth process connects to it with no command through the
+     transport: a host path in *RET_PATH (malloc'd, under 108 bytes).
+     SETUP is false before each berth process's first command (be quick:
+     no process, no network) and true once after an agent started serving
+     PATH (the moment to make a forward).  < 0: not reachable from here;
+     each berth process then starts its relay through the transport.  */
+  int (*agent_socket) (berth_env *env, const char *path, bool setup, char **ret_path);
 } berth_provider_ops;
 
 /* berth_provider_ops.hints */
