@@ -7,7 +7,8 @@
    with the container's id; before it is used, /proc/PID/cgroup must
    still name that container (a restarted container has another pid,
    and a pid may be reused).  Anything else: the agent is reached
-   through exec, as before.  */
+   through exec, as before.  The same record tells ensure that the
+   container runs without asking the engine.  */
 #include "config.h"
 
 #include <errno.h>
@@ -54,6 +55,25 @@ container_pid (docker_env_data *d, int64_t *ret_pid)
   return r;
 }
 
+/* The pid and container id recorded when the agent started serving.  */
+static int
+recorded_pid (berth_env *env, int64_t *ret_pid, char id[129])
+{
+  _cleanup_free_ char *rec = NULL;
+  if (berth_env_state_read (env, PID_FILE, &rec) <= 0 || sscanf (rec, "%" SCNd64 " %128s", ret_pid, id) != 2)
+    return -ENOENT;
+  return 0;
+}
+
+bool
+docker_agent_container_runs (berth_env *env, docker_env_data *d, const char *id)
+{
+  int64_t pid;
+  char rec_id[129];
+  return strncmp (docker_client_host (d->client), "unix://", 7) == 0 && recorded_pid (env, &pid, rec_id) == 0 && strcmp (rec_id, id) == 0
+         && pid_in_container (pid, id);
+}
+
 int
 docker_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path)
 {
@@ -72,9 +92,8 @@ docker_agent_socket (berth_env *env, const char *path, bool setup, char **ret_pa
     }
   else
     {
-      _cleanup_free_ char *rec = NULL;
       char id[129];
-      if (berth_env_state_read (env, PID_FILE, &rec) <= 0 || sscanf (rec, "%" SCNd64 " %128s", &pid, id) != 2 || strcmp (id, d->container) != 0)
+      if (recorded_pid (env, &pid, id) < 0 || strcmp (id, d->container) != 0)
         return -ENOENT;
     }
   if (!pid_in_container (pid, d->container))

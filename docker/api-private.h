@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <curl/curl.h>
+#include "curl-load.h"
 
 #include <berth/provider-util.h>
 

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
+#include "curl-load.h"
 
 #include "api.h"
 #include "api-private.h"
@@ -26,15 +26,6 @@
 #include "json.h"
 
 #define ERROR_BODY_MAX (64u << 10)
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void
-curl_init_once (void)
-{
-  curl_init_rc = curl_global_init (CURL_GLOBAL_DEFAULT);
-}
 
 uint64_t
 docker_now_ms (void)
@@ -214,9 +205,6 @@ client_configure (docker_client *c, berth_error **reterr)
 int
 docker_client_new (docker_client **ret, berth_error **reterr)
 {
-  pthread_once (&curl_once, curl_init_once);
-  if (curl_init_rc != CURLE_OK)
-    return berth_error_set (reterr, -BERTH_E_UNAVAILABLE, "libcurl failed to initialise: %s", curl_easy_strerror (curl_init_rc));
   docker_client *c = calloc (1, sizeof *c);
   if (!c)
     return berth_error_set (reterr, -ENOMEM, "out of memory");
@@ -228,14 +216,20 @@ docker_client_new (docker_client **ret, berth_error **reterr)
       docker_client_free (c);
       return r;
     }
-  c->easy = curl_easy_init ();
-  if (!c->easy)
-    {
-      docker_client_free (c);
-      return berth_error_set (reterr, -ENOMEM, "curl_easy_init failed");
-    }
+  /* libcurl and the handle come with the first request (curl-load.h) */
   *ret = c;
   return 0;
+}
+
+/* C's handle, libcurl loaded first: 0, or < 0 with *RETERR.  */
+static int
+client_easy (docker_client *c, berth_error **reterr)
+{
+  int r = docker_curl_load (reterr);
+  if (r < 0 || c->easy)
+    return r;
+  c->easy = curl_easy_init ();
+  return c->easy ? 0 : berth_error_set (reterr, -ENOMEM, "curl_easy_init failed");
 }
 
 void
@@ -583,6 +577,9 @@ static int
 do_request_h (docker_client *c, const char *method, const char *url, const char *body, size_t max, docker_chunk_fn fn,
               void *userdata, long timeout_ms, headers *hd, docker_response *ret, berth_error **reterr)
 {
+  int r = client_easy (c, reterr);
+  if (r < 0)
+    return r;
   CURL *h = c->easy;
   char errbuf[CURL_ERROR_SIZE] = "";
   sink s = { .h = h, .max = max, .fn = fn, .userdata = userdata };
@@ -684,12 +681,23 @@ docker_response_message (const docker_response *r)
 char *
 docker_url_escape (const char *s)
 {
-  char *e = curl_easy_escape (NULL, s, 0);
-  if (!e)
+  /* what curl_easy_escape does (RFC 3986: all but the unreserved
+     characters), without loading libcurl for it */
+  static const char hex[] = "0123456789ABCDEF";
+  char *e = malloc (strlen (s) * 3 + 1), *o = e;
+  if (e == NULL)
     return NULL;
-  char *copy = strdup (e);
-  curl_free (e);
-  return copy;
+  for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' || *p == '~')
+      *o++ = (char) *p;
+    else
+      {
+        *o++ = '%';
+        *o++ = hex[*p >> 4];
+        *o++ = hex[*p & 15];
+      }
+  *o = '\0';
+  return e;
 }
 
 static int
@@ -849,7 +857,7 @@ docker_request_nowait (docker_client *c, const char *method, const char *path, l
       return 0;
     }
   long sent = 0;
-  CURLcode rc = curl_easy_getinfo (c->easy, CURLINFO_REQUEST_SIZE, &sent);
+  CURLcode rc = c->easy ? curl_easy_getinfo (c->easy, CURLINFO_REQUEST_SIZE, &sent) : CURLE_FAILED_INIT;
   /* Timed out after the whole request went out: the engine carries on.  */
   if (rc == CURLE_OK && sent > 0 && strstr (berth_error_message (err), "did not answer in time"))
     {
@@ -881,6 +889,14 @@ docker_client_ping (docker_client *c, long timeout_ms, char **ret_reason)
 {
   char *url = NULL;
   char errbuf[CURL_ERROR_SIZE] = "";
+  berth_error *err = NULL;
+  if (client_easy (c, &err) < 0)
+    {
+      if (ret_reason)
+        *ret_reason = strdup (berth_error_message (err));
+      berth_error_free (err);
+      return BERTH_PROBE_UNAVAILABLE;
+    }
   if (asprintf (&url, "%s/_ping", c->base_url) < 0)
     return BERTH_PROBE_UNAVAILABLE;
   CURL *h = c->easy;

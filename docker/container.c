@@ -833,6 +833,22 @@ docker_container_ensure (berth_env *env, docker_env_data *d, berth_error **reter
       return r;
     }
 
+  /* A named environment whose serving agent runs in the container it
+     recorded (agent-socket.c): that container runs, with these settings;
+     no engine call (libcurl is not even loaded).  */
+  if (berth_env_is_persistent (env) && d->container == NULL && berth_env_state_read (env, IDLE_FILE, NULL) < 0)
+    {
+      _cleanup_free_ char *rec = recorded_settings (env), *changes = NULL, *id = NULL;
+      if (rec && (changes = docker_settings_changes (rec, s.settings)) == NULL && berth_env_state_read (env, CONTAINER_FILE, &id) > 0
+          && docker_agent_container_runs (env, d, id))
+        {
+          d->container = id;
+          id = NULL;
+          create_spec_free (&s);
+          return 0;
+        }
+    }
+
   /* A throw-away environment's first container needs no lookup.  */
   if (had || berth_env_is_persistent (env))
     {

@@ -47,6 +47,9 @@ bool docker_mounts_host_paths (const berth_config *cfg);
 
 /* agent-socket.c: agent_socket (provider.h) for an engine on this host.  */
 int docker_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path);
+/* True when the process recorded as the serving agent's still runs in
+   container ID (so the container runs): no engine call.  */
+bool docker_agent_container_runs (berth_env *env, docker_env_data *d, const char *id);
 
 /* exec.c */
 int docker_start (berth_env *env, const berth_start_req *req, berth_proc *ret, berth_error **reterr);

@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
+#include "curl-load.h"
 
 #include "api.h"
 #include "api-private.h"
@@ -171,7 +171,7 @@ docker_hijack_start (docker_client *c, const char *path, const char *body, docke
   if (ret_status)
     *ret_status = 0;
   r = docker_client_negotiate (c, reterr);
-  if (r < 0)
+  if (r < 0 || (r = docker_curl_load (reterr)) < 0)
     return r;
   docker_hijack *hj = calloc (1, sizeof *hj);
   if (!hj)

@@ -37,6 +37,7 @@
    binary's size, a blocked write into the stream.  */
 #define DIAG_MAX 4096
 #define HANDSHAKE_S 30
+#define DIRECT_HANDSHAKE_S 2
 #define UPLOAD_S 120
 #define BINARY_MAX (64u << 20)
 #define FLUSH_S 30
@@ -746,9 +747,9 @@ enum
 
 /* Read the start script's answer: a text line, or the agent's HELLO.  */
 static int
-handshake (berth_agent_mux *m, char **why, berth_error **reterr)
+handshake (berth_agent_mux *m, int limit_s, char **why, berth_error **reterr)
 {
-  uint64_t deadline = berth_now_usec () + HANDSHAKE_S * 1000000ull;
+  uint64_t deadline = berth_now_usec () + (uint64_t) limit_s * 1000000ull;
   bool eof = false;
   if (m->env->deadline_usec && m->env->deadline_usec < deadline)
     deadline = m->env->deadline_usec;
@@ -795,7 +796,7 @@ handshake (berth_agent_mux *m, char **why, berth_error **reterr)
         {
           if (m->env->deadline_usec && deadline == m->env->deadline_usec)
             return START_TIMEOUT; /* the command's time is up: not the agent's fault */
-          *why = berth_strdup_printf ("the agent did not answer within %ds", HANDSHAKE_S);
+          *why = berth_strdup_printf ("the agent did not answer within %ds", limit_s);
           return START_NO;
         }
       /* Raw bytes first: the script's answer may be a line.  */
@@ -837,8 +838,11 @@ mux_new (berth_env *env, const berth_transport_ops *fb, uint32_t call_flags)
      plugin's HOME): its children inherit that.  */
   m->pass_env = strcmp (berth_env_backend (env), "local") == 0 && (call_flags & BERTH_PREFIX_PASSES_ENV) != 0;
   /* fd 3 (the script) is carried as FD3 frames: the command's bash opens
-     it by path instead of reading its stdin byte by byte.  */
-  m->flags = (call_flags & BERTH_PREFIX_PASSES_ENV) | BERTH_PREFIX_PASSES_FDS;
+     it by path instead of reading its stdin byte by byte.  This berth's
+     environment reaches the command only when RUN carries it: the agent
+     may be another berth's (it serves a named environment), so elsewhere
+     the script brings the passthrough values.  */
+  m->flags = (m->pass_env ? BERTH_PREFIX_PASSES_ENV : 0) | BERTH_PREFIX_PASSES_FDS;
   return m;
 }
 
@@ -869,7 +873,9 @@ mux_open_direct (berth_env *env, const berth_transport_ops *fb, int s, berth_age
     }
   m->job_open = true;
   _cleanup_free_ char *why = NULL;
-  int h = handshake (m, &why, reterr);
+  /* a serving agent says HELLO at once: a listener that does not (its
+     process stopped) is no reason to wait */
+  int h = handshake (m, DIRECT_HANDSHAKE_S, &why, reterr);
   if (h == START_OK)
     {
       berth_agent_buf_consume (&m->rx, 0);
@@ -953,7 +959,7 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
           return r;
         }
       m->job_open = true;
-      int h = handshake (m, why, reterr);
+      int h = handshake (m, HANDSHAKE_S, why, reterr);
       if (h == START_OK)
         {
           berth_agent_buf_consume (&m->rx, 0);

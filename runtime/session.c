@@ -97,12 +97,17 @@ script_memfd (const char *script)
 }
 
 /* Names a snapshot never keeps: whatever is stripped from spawned
-   processes, and passthrough values (sent fresh with every command).  */
+   processes, passthrough values (sent fresh with every command), and the
+   marks of one command's processes (its job token, the agent's process
+   mark): restored into a later command they would make a kill of this
+   one take that one's processes too.  */
 static bool
 snapshot_drops (void *userdata, const char *name)
 {
   berth_env *env = userdata;
   size_t n = strlen (name);
+  if (strcmp (name, "BERTH_JOB") == 0 || strcmp (name, "BERTH_AGENT_PROC") == 0)
+    return true;
   for (size_t i = 0; env->passthrough && env->passthrough[i]; i++)
     if (strncmp (env->passthrough[i], name, n) == 0 && env->passthrough[i][n] == '=')
       return true;

@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# agent-serve.sh: a named environment's agent serves every later berth
+# process (berth-agent --serve, reached through the backend's
+# agent_socket), on every backend that is ready here (local, bwrap,
+# docker, ssh), with no configuration beyond what the backend needs:
+#   - a second berth process runs its command through the same agent,
+#     connected directly: no command through the transport (docker: no
+#     engine call at all; ssh: no ssh process);
+#   - an env_passthrough value changed between two berth processes
+#     reaches the second command (the agent is the first one's);
+#   - the serving agent SIGKILLed between commands: the next command
+#     runs through a new agent;
+#   - berth rm stops it: no agent of the environment is left running.
+. "$(dirname "${BASH_SOURCE[0]}")/libtest.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/faults-lib.sh"
+berth_test_home
+[ -x "$BERTH" ] || skip_all "berth not built ($BERTH)"
+command -v jq >/dev/null || skip_all "jq is not installed"
+command -v pgrep >/dev/null || skip_all "pgrep is not installed (procps)"
+unset BERTH_TRANSPORT BERTH_DEBUG
+ENVS=()
+trap 'for e in "${ENVS[@]}"; do "$BERTH" --config "$CONF" rm "$e" >/dev/null 2>&1; done; berth_test_cleanup' EXIT
+
+run ()
+{
+  "$BERTH" --config "$CONF" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err" </dev/null
+  rc=$?
+  stdout=$(cat "$TEST_TMP/out")
+  stderr=$(cat "$TEST_TMP/err")
+}
+# the agents serving environment E (their command lines name its socket)
+agents_of () { pgrep -f "berth-agent --stdio --socket [^ ]*$1[^ ]* --serve"; }
+agent_pid () { jq -r '.output' <<<"$stdout" | sed -n 's/^proc=\([0-9]*\)\..*/\1/p'; }
+
+# serve NAME CONFIG-BODY QUIET-AREA QUIET-RE: the cases on backend NAME;
+# with BERTH_DEBUG=QUIET-AREA a command through the serving agent prints
+# no line matching QUIET-RE (a command through the transport).
+serve ()
+{
+  local b=$1 e=as$1$$ quiet_area=$3 quiet_re=$4 first second
+  CONF=$TEST_TMP/$b.yaml
+  { printf '%s\n' "$2"; printf '  env_passthrough: [BERTH_T_PASS]\n'; } >"$CONF"
+  ENVS+=("$e")
+  BERTH_T_PASS=one run exec -b "$b" -e "$e" --json -- 'echo "proc=$BERTH_AGENT_PROC pass=$BERTH_T_PASS"'
+  first=$(agent_pid)
+  if [ "$rc" != 0 ] || [ "$(jq -r .transport <<<"$stdout")" != agent ] || [ -z "$first" ]; then
+    not_ok "$b: a first command runs through the agent (rc $rc: $stdout $stderr)"
+    return
+  fi
+  ok "$b: a first command runs through the agent"
+  like "$(jq -r .output <<<"$stdout")" "*pass=one*" "$b: the passthrough value reaches it"
+
+  BERTH_T_PASS=two BERTH_DEBUG="agent,$quiet_area" run exec -e "$e" --json -- 'echo "proc=$BERTH_AGENT_PROC pass=$BERTH_T_PASS"'
+  second=$(agent_pid)
+  is "$rc:$(jq -r .transport <<<"$stdout"):$second" "0:agent:$first" "$b: a second berth process runs through the same agent"
+  like "$stderr" "*the agent at * connected*" "… connected to its socket directly"
+  if grep -E "$quiet_re" <<<"$stderr" >/dev/null; then
+    not_ok "$b: … with no command through the transport"
+    diag "$(grep -E "$quiet_re" <<<"$stderr" | head -3)"
+  else
+    ok "$b: … with no command through the transport"
+  fi
+  like "$(jq -r .output <<<"$stdout")" "*pass=two*" "$b: a passthrough value changed since the agent started reaches the command"
+
+  # -- the serving agent killed between commands
+  kill -9 "$(agents_of "$e")" 2>/dev/null
+  sleep 0.3
+  run exec -e "$e" --json -- 'echo "proc=$BERTH_AGENT_PROC"'
+  is "$rc:$(jq -r .transport <<<"$stdout")" "0:agent" "$b: the serving agent killed: the next command runs through a new agent"
+  [ -n "$(agent_pid)" ] && [ "$(agent_pid)" != "$first" ] && ok "$b: … another one" || not_ok "$b: … another one (pid $(agent_pid), was $first)"
+
+  # -- berth rm stops it
+  [ -n "$(agents_of "$e")" ] && ok "$b: the agent serves after its berth process ended" || not_ok "$b: the agent serves after its berth process ended"
+  run rm "$e"
+  is "$rc" 0 "$b: berth rm"
+  local i
+  for i in $(seq 1 20); do [ -z "$(agents_of "$e")" ] && break; sleep 0.1; done
+  if [ -z "$(agents_of "$e")" ]; then ok "$b: berth rm stops the serving agent"; else not_ok "$b: berth rm stops the serving agent ($(agents_of "$e") runs)"; fi
+}
+
+serve local "terminal:" local "spawn pid [1-9]"
+
+if ! "$BERTH" backends 2>/dev/null | grep -q '^bwrap *ready'; then
+  skip_case "bwrap: the serving agent" "the bwrap backend is not ready here"
+else
+  serve bwrap "terminal:" bwrap "spawn pid [1-9]|berth-jail"
+fi
+
+if ! command -v docker >/dev/null || ! docker image inspect berth-test:latest >/dev/null 2>&1; then
+  skip_case "docker: the serving agent" "no engine with berth-test:latest (tests/integration/setup/docker.sh)"
+else
+  serve docker "terminal:
+  docker_image: berth-test:latest" docker "HTTP "
+fi
+
+SSHD_ENV=${BERTH_SSHD_DIR:-/tmp/berth-sshd}/env
+if ! command -v ssh >/dev/null || [ ! -f "$SSHD_ENV" ]; then
+  skip_case "ssh: the serving agent" "no test sshd (tests/integration/setup/sshd.sh)"
+else
+  . "$SSHD_ENV"
+  serve ssh "$(cat "$BERTH_SSHD_CONFIG")" ssh "spawn pid [1-9]"
+fi
+done_testing
