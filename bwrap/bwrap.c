@@ -326,14 +326,36 @@ jail_alive (const char *state)
   return jail_init_pid (state) > 0;
 }
 
+/* Whether PID is on its way out (PF_EXITING): a jail's init killed stays
+   so while the kernel kills the rest of its pid namespace.  */
+static bool
+proc_exiting (pid_t pid)
+{
+  char path[64], buf[1024], *p;
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read (fd, buf, sizeof buf - 1) : -1;
+  if (fd >= 0)
+    close (fd);
+  if (n <= 0)
+    return true;
+  buf[n] = '\0';
+  p = strrchr (buf, ')');
+  /* fields after ')': 3 (state) ... 9 (flags) */
+  for (int field = 2; field < 9 && p; field++)
+    if ((p = strchr (p + 1, ' ')) == NULL)
+      return true;
+  return p == NULL || (strtoul (p + 1, NULL, 10) & 0x4) != 0;
+}
+
 /* The agent's socket as the jail's init sees it (its root is the jail's).  */
 static int
-bwrap_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path)
+bwrap_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path, berth_error **reterr)
 {
   bwrap_data *d = berth_env_get_data (env);
   pid_t pid = d && d->state ? jail_init_pid (d->state) : 0;
-  if (pid <= 0)
-    return -ESRCH;
+  if (pid <= 0 || proc_exiting (pid))
+    return berth_error_set (reterr, BERTH_E_BACKEND, "bwrap: the jail's init (berth-jail) died while the command ran");
   return asprintf (ret_path, "/proc/%d/root%s", (int) pid, path) < 0 ? -ENOMEM : 0;
 }
 

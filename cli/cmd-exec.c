@@ -288,12 +288,14 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
       spec.on_output = stream_to_stdout;
       spec.max_bytes = 1;
     }
+  bool failed = false;
   if (berth_env_execute (env, &spec, &res, &err) < 0)
     {
       /* with --json also an object on stdout, with what the command
          printed before it failed (a transport that died mid-command,
          state that could not be recorded) */
       exit_code = cli_fail_err (err);
+      failed = true;
     }
   else
     {
@@ -320,9 +322,15 @@ cmd_exec (const cli_opts *o, int argc, char **argv)
         unlink (berth_result_full_output_path (res)); /* streamed already */
       berth_result_free (res);
     }
+  /* A throw-away environment that could not be removed after the
+     command failed: one failure, one line (the first says what went
+     wrong with the environment; berth gc removes what is left).  */
   if (berth_env_cleanup (env, &err) < 0)
     {
-      cli_fail_err (err);
+      if (failed)
+        berth_error_free (err);
+      else
+        cli_fail_err (err);
       err = NULL;
     }
   berth_env_unref (env);

@@ -75,7 +75,7 @@ docker_agent_container_runs (berth_env *env, docker_env_data *d, const char *id)
 }
 
 int
-docker_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path)
+docker_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path, berth_error **reterr)
 {
   docker_env_data *d = docker_env_data_get (env);
   if (d == NULL || d->container == NULL || strncmp (docker_client_host (d->client), "unix://", 7) != 0)
@@ -97,6 +97,6 @@ docker_agent_socket (berth_env *env, const char *path, bool setup, char **ret_pa
         return -ENOENT;
     }
   if (!pid_in_container (pid, d->container))
-    return -ESRCH;
+    return berth_error_set (reterr, BERTH_E_BACKEND, "docker: container %.12s stopped while the command ran", d->container);
   return asprintf (ret_path, "/proc/%" PRId64 "/root%s", pid, path) < 0 ? -ENOMEM : 0;
 }

@@ -46,7 +46,7 @@ char **docker_forward_env (const berth_config *cfg);
 bool docker_mounts_host_paths (const berth_config *cfg);
 
 /* agent-socket.c: agent_socket (provider.h) for an engine on this host.  */
-int docker_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path);
+int docker_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path, berth_error **reterr);
 /* True when the process recorded as the serving agent's still runs in
    container ID (so the container runs): no engine call.  */
 bool docker_agent_container_runs (berth_env *env, docker_env_data *d, const char *id);

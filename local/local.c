@@ -33,7 +33,7 @@ local_exec_prefix (berth_env *env, const char *user, bool interactive, char ***r
 
 /* The agent's socket is a host path already.  */
 static int
-local_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path)
+local_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path, berth_error **reterr)
 {
   *ret_path = strdup (path);
   return *ret_path ? 0 : -ENOMEM;

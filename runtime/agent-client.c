@@ -54,6 +54,7 @@ typedef struct berth_agent_mux
   bool pass_env;  /* RUN carries the host environment (PASSES_ENV) */
   berth_job job;  /* the agent's stream */
   bool job_open;
+  bool direct; /* the stream is a socket to a serving agent (agent-reach.c), at AT */
   berth_agent_buf rx, tx;
   berth_buf diag;
   bool hello, dead, unavailable;
@@ -180,6 +181,10 @@ mux_lost (berth_agent_mux *m, int r)
   int st = -1;
   m->job_open = false;
   berth_job_end_status (&m->job, BERTH_JOB_WAIT, &st, &err);
+  /* A socket says nothing of why: the backend, asked how it reaches the
+     agent, may (the container, master or jail is gone).  */
+  if (err == NULL && m->direct && m->env && m->at)
+    berth_agent_lost_why (m->env, m->at, &err);
   if (err)
     {
       /* The backend's own words, as exec-per-command reports them.  */
@@ -823,6 +828,17 @@ sanitize (char *s)
       *s = '_';
 }
 
+/* The environment did not answer by the command's deadline while its
+   agent started (or answered at its socket); T0: when that began.  */
+static int
+start_timeout_error (berth_env *env, uint64_t t0, berth_error **reterr)
+{
+  return berth_error_set (reterr, ETIMEDOUT,
+                          "%s: the command did not start within %.0fs: the environment stopped answering while its agent started (check the network "
+                          "and that the host is up, or run berth doctor -b %s)",
+                          berth_env_backend (env), (double) (env->deadline_usec - t0) / 1e6, berth_env_backend (env));
+}
+
 static berth_agent_mux *
 mux_new (berth_env *env, const berth_transport_ops *fb, uint32_t call_flags)
 {
@@ -851,8 +867,9 @@ mux_new (berth_env *env, const berth_transport_ops *fb, uint32_t call_flags)
    (start one through the transport), < 0 with *RETERR when the
    environment failed.  */
 static int
-mux_open_direct (berth_env *env, const berth_transport_ops *fb, int s, berth_agent_mux **ret, berth_error **reterr)
+mux_open_direct (berth_env *env, const berth_transport_ops *fb, int s, char *at, uint64_t t0, berth_agent_mux **ret, berth_error **reterr)
 {
+  _cleanup_free_ char *at_owned = at;
   _cleanup_ (berth_transport_call_free) berth_transport_call call = { 0 };
   int r = fb->prepare (env, &call, reterr);
   if (r < 0)
@@ -872,6 +889,9 @@ mux_open_direct (berth_env *env, const berth_transport_ops *fb, int s, berth_age
       return m ? -ENOEXEC : berth_error_errno (reterr, ENOMEM, "out of memory");
     }
   m->job_open = true;
+  m->direct = true;
+  m->at = at_owned;
+  at_owned = NULL;
   _cleanup_free_ char *why = NULL;
   /* a serving agent says HELLO at once: a listener that does not (its
      process stopped) is no reason to wait */
@@ -885,8 +905,7 @@ mux_open_direct (berth_env *env, const berth_transport_ops *fb, int s, berth_age
   berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "agent", "%s: the agent at its socket did not answer (%s): starting it through %s", env->id,
                  why ? why : "timeout", fb->via);
   mux_unref (m);
-  return h == START_TIMEOUT ? berth_error_set (reterr, ETIMEDOUT, "%s: the command did not start in time: its agent did not answer", berth_env_backend (env))
-                            : -ENOEXEC;
+  return h == START_TIMEOUT ? start_timeout_error (env, t0, reterr) : -ENOEXEC;
 }
 
 /* Start the agent in ENV as *RET: 0, or < 0 with *WHY set when it cannot
@@ -917,10 +936,11 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
   bool serve = env->name != NULL && BERTH_HAS_FIELD (ops, berth_provider_ops, agent_socket) && ops->agent_socket != NULL;
   if (serve)
     {
-      int s = berth_agent_reach (env, tag);
+      char *at = NULL;
+      int s = berth_agent_reach (env, tag, &at);
       if (s >= 0)
         {
-          int r = mux_open_direct (env, fb, s, ret, reterr);
+          int r = mux_open_direct (env, fb, s, at, t0, ret, reterr);
           if (r == 0 || r != -ENOEXEC)
             return r;
           berth_agent_forget (env); /* it did not answer: start one through the transport */
@@ -964,7 +984,20 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
         {
           berth_agent_buf_consume (&m->rx, 0);
           if (serve && m->at)
-            berth_agent_record (env, tag, m->at);
+            {
+              /* It serves: this berth too goes to its socket, past the
+                 transport (a container's engine, a jail join), like every
+                 later one; the stream it started through is let go.  */
+              berth_agent_record (env, tag, m->at);
+              berth_agent_mux *d = NULL;
+              char *at = NULL;
+              int s = berth_agent_reach (env, tag, &at);
+              if (s >= 0 && mux_open_direct (env, fb, s, at, t0, &d, NULL) == 0)
+                {
+                  mux_unref (m);
+                  m = d;
+                }
+            }
           *ret = m;
           return 0;
         }
@@ -985,10 +1018,7 @@ mux_open (berth_env *env, berth_agent_mux **ret, char **why, berth_error **reter
       if (h == START_NO || h == START_MISMATCH)
         return -ENOEXEC;
       if (h == START_TIMEOUT)
-        return berth_error_set (reterr, ETIMEDOUT,
-                                "%s: the command did not start within %.0fs: the environment stopped answering while its agent started (check the network and "
-                                "that the host is up, or run berth doctor -b %s)",
-                                berth_env_backend (env), (double) (env->deadline_usec - t0) / 1e6, berth_env_backend (env));
+        return start_timeout_error (env, t0, reterr);
       /* Upload it (the script picks the directory).  */
       {
         _cleanup_free_ char *up = berth_agent_upload_script (hash, tag);

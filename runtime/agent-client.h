@@ -42,8 +42,13 @@ BERTH_INTERNAL bool berth_env_lacks_bash (berth_env *env);
 
 /* agent-reach.c: a named environment's serving agent, reached with no
    command through the transport.  */
-/* A socket connected to ENV's agent as recorded for TAG, else -errno.  */
-BERTH_INTERNAL int berth_agent_reach (berth_env *env, const char *tag);
+/* A socket connected to ENV's agent as recorded for TAG (its path inside
+   the environment in *RET_AT), else -errno.  */
+BERTH_INTERNAL int berth_agent_reach (berth_env *env, const char *tag, char **ret_at);
+/* The stream to the agent at AT ended under a command: true with the
+   backend's words in *RETERR when the transport saw why (the container,
+   master or jail is gone); false when it still reaches the socket.  */
+BERTH_INTERNAL bool berth_agent_lost_why (berth_env *env, const char *at, berth_error **reterr);
 /* Record that ENV's agent of TAG serves PATH (inside the environment),
    when the backend can reach it from this host.  */
 BERTH_INTERNAL void berth_agent_record (berth_env *env, const char *tag, const char *path);

@@ -79,17 +79,36 @@ connect_to (const char *host)
 }
 
 int
-berth_agent_reach (berth_env *env, const char *tag)
+berth_agent_reach (berth_env *env, const char *tag, char **ret_at)
 {
   _cleanup_free_ char *path = recorded (env, tag), *host = NULL;
   if (path == NULL)
     return -ENOENT;
-  int r = berth_provider_call_agent_socket (env, path, false, &host);
+  int r = berth_provider_call_agent_socket (env, path, false, &host, NULL);
   if (r < 0)
     return r;
   r = connect_to (host);
   berth_ctx_log (env->ctx, BERTH_LOG_DEBUG, "agent", "%s: the agent at %s (%s): %s", env->id, path, host, r >= 0 ? "connected" : strerror (-r));
+  if (r >= 0)
+    {
+      *ret_at = path;
+      path = NULL;
+    }
   return r;
+}
+
+bool
+berth_agent_lost_why (berth_env *env, const char *at, berth_error **reterr)
+{
+  _cleanup_free_ char *host = NULL;
+  berth_error *err = NULL;
+  if (berth_provider_call_agent_socket (env, at, false, &host, &err) >= 0 || err == NULL)
+    {
+      berth_error_free (err);
+      return false;
+    }
+  *reterr = err;
+  return true;
 }
 
 void
@@ -99,7 +118,7 @@ berth_agent_record (berth_env *env, const char *tag, const char *path)
   _cleanup_free_ char *text = berth_strdup_printf ("%s\n%s\n", tag, path);
   if (file == NULL || path[0] != '/' || strchr (path, '\n'))
     return;
-  if (berth_provider_call_agent_socket (env, path, true, &host) < 0)
+  if (berth_provider_call_agent_socket (env, path, true, &host, NULL) < 0)
     {
       unlink (file); /* not reachable from here: every berth relays */
       return;
@@ -124,7 +143,7 @@ berth_agent_quit (berth_env *env)
     return;
   int r = berth_provider_call_attach (env, &err);
   berth_error_free (err);
-  if (r < 0 || berth_provider_call_agent_socket (env, path, false, &host) < 0)
+  if (r < 0 || berth_provider_call_agent_socket (env, path, false, &host, NULL) < 0)
     return;
   _cleanup_close_ int s = connect_to (host);
   if (s < 0)

@@ -106,13 +106,13 @@ berth_provider_call_terminal_prefix (berth_env *env, const char *user, char ***r
 }
 
 int
-berth_provider_call_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path)
+berth_provider_call_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path, berth_error **reterr)
 {
   const berth_provider_ops *ops = env->provider->ops;
   if (!BERTH_HAS_FIELD (ops, berth_provider_ops, agent_socket) || ops->agent_socket == NULL || !env->attached)
     return -ENOTSUP;
   *ret_path = NULL;
-  int r = ops->agent_socket (env, path, setup, ret_path);
+  int r = ops->agent_socket (env, path, setup, ret_path, reterr);
   if (r >= 0 && *ret_path == NULL)
     r = -EINVAL;
   if (r < 0)

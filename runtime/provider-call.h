@@ -21,7 +21,7 @@ BERTH_INTERNAL void berth_provider_call_release (berth_env *env);
 BERTH_INTERNAL bool berth_provider_call_has_exec_prefix (const berth_provider *p);
 /* The provider's agent_socket (provider.h) on an attached ENV;
    -ENOTSUP when it has none.  */
-BERTH_INTERNAL int berth_provider_call_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path);
+BERTH_INTERNAL int berth_provider_call_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path, berth_error **reterr);
 BERTH_INTERNAL int berth_provider_call_terminal_prefix (berth_env *env, const char *user, char ***ret_argv, berth_error **reterr);
 BERTH_INTERNAL int berth_provider_call_exec_prefix (berth_env *env, const char *user, bool interactive, char ***ret_argv, uint32_t *ret_flags,
                                                     berth_error **reterr);

@@ -51,7 +51,7 @@ listening (const char *path)
 }
 
 int
-ssh_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path)
+ssh_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path, berth_error **reterr)
 {
   ssh_env *e = berth_env_get_data (env);
   _cleanup_free_ char *local = NULL, *spec = NULL, *out = NULL;
@@ -65,8 +65,14 @@ ssh_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path)
      process, as start does.  */
   if (!setup || listening (local))
     {
-      if (access (local, F_OK) < 0 || ssh_mux_check (e->control_path, SSH_MUX_RECHECK_MS, NULL) != SSH_MUX_ALIVE)
+      if (access (local, F_OK) < 0)
         return -ENOENT;
+      if (ssh_mux_check (e->control_path, SSH_MUX_RECHECK_MS, NULL) != SSH_MUX_ALIVE)
+        {
+          _cleanup_free_ char *dest = ssh_destination (e);
+          return berth_error_set (reterr, BERTH_E_BACKEND, "ssh: the connection to %s was lost while the command ran (its connection master is gone)",
+                                  dest ? dest : e->host);
+        }
       *ret_path = local;
       local = NULL;
       return 0;

@@ -84,6 +84,6 @@ int ssh_ensure_master (berth_env *env, ssh_env *e, uint64_t deadline, berth_erro
 int ssh_env_paths (const char *rt, char **ret_path, char **ret_dir, char **ret_lock, char **ret_pid);
 
 /* ssh-agent-socket.c: agent_socket (provider.h), a forward of the master.  */
-int ssh_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path);
+int ssh_agent_socket (berth_env *env, const char *path, bool setup, char **ret_path, berth_error **reterr);
 
 #endif

@@ -285,8 +285,12 @@ typedef struct berth_provider_ops
      SETUP is false before each berth process's first command (be quick:
      no process, no network) and true once after an agent started serving
      PATH (the moment to make a forward).  < 0: not reachable from here;
-     each berth process then starts its relay through the transport.  */
-  int (*agent_socket) (berth_env *env, const char *path, bool setup, char **ret_path);
+     each berth process then starts its relay through the transport.  It
+     is asked again (SETUP false) when a connection it gave ended under a
+     command: an error in *RETERR (may be NULL) then says what the
+     transport saw (the container stopped, the master is gone, the jail's
+     init died), as the transport's own start would.  */
+  int (*agent_socket) (berth_env *env, const char *path, bool setup, char **ret_path, berth_error **reterr);
 } berth_provider_ops;
 
 /* berth_provider_ops.hints */
