@@ -13,5 +13,10 @@ typedef bool (*berth_name_filter) (void *userdata, const char *name);
    rejects; values may span lines ("..." or $'...' quoting).  Anything that
    is not such an entry ends the copy (fail closed).  */
 BERTH_INTERNAL char *berth_snapshot_filter (const char *text, size_t len, berth_name_filter drop, void *userdata);
+/* SNAPSHOT (its entries, then what follows them: the functions) without
+   the entries the command's starting environment ENVIRON gives it
+   already, exactly as bash would print them: sourcing fifty of those is
+   a third of a wrapper's own work.  */
+BERTH_INTERNAL char *berth_snapshot_minus_environ (const char *snapshot, const char *const *environ_);
 
 #endif

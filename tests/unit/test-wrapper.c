@@ -188,6 +188,29 @@ test_snapshot_filter_fails_closed (void **state)
   free (out);
 }
 
+static void
+test_snapshot_minus_environ (void **state)
+{
+  /* the entries the starting environment gives exactly go; other values,
+     other quoting, other flags, what follows the entries (functions,
+     whose lines may look like entries) stay */
+  static const char *const env[] = { "A=1", "Q=a\"b\\c$d`e", "B=2", "N=x\ny", "R=r", NULL };
+  static const char in[] = "declare -x A=\"1\"\n"
+                           "declare -x Q=\"a\\\"b\\\\c\\$d\\`e\"\n"
+                           "declare -x B=\"3\"\n"
+                           "declare -x N=$'x\\ny'\n"
+                           "declare -rx R=\"r\"\n"
+                           "declare -x U\n"
+                           "f () \n{ \n    declare -x A=\"1\"\n}\n";
+  char *out = berth_snapshot_minus_environ (in, env);
+  assert_string_equal (out, "declare -x B=\"3\"\n"
+                            "declare -x N=$'x\\ny'\n"
+                            "declare -rx R=\"r\"\n"
+                            "declare -x U\n"
+                            "f () \n{ \n    declare -x A=\"1\"\n}\n");
+  free (out);
+}
+
 int
 main (void)
 {
@@ -202,6 +225,7 @@ main (void)
     cmocka_unit_test (test_kill_script_names_job),
     cmocka_unit_test (test_snapshot_filter_drops_names_across_lines),
     cmocka_unit_test (test_snapshot_filter_fails_closed),
+    cmocka_unit_test (test_snapshot_minus_environ),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
