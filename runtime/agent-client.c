@@ -879,14 +879,18 @@ mux_open_direct (berth_env *env, const berth_transport_ops *fb, int s, char *at,
     }
   berth_agent_mux *m = mux_new (env, fb, call.flags);
   int in = m ? fcntl (s, F_DUPFD_CLOEXEC, 3) : -1;
-  berth_fdproc_spec spec = { .size = sizeof spec, .in_fd = in, .out_fd = s, .err_fd = -1, .pid = -1 };
-  if (in < 0 || berth_proc_from_fds (&spec, &m->job.proc, NULL) < 0)
+  if (in < 0)
     {
-      if (in >= 0)
-        close (in);
       close (s);
       mux_unref (m);
-      return m ? -ENOEXEC : berth_error_errno (reterr, ENOMEM, "out of memory");
+      return berth_error_errno (reterr, ENOMEM, "out of memory");
+    }
+  /* the proc owns both fds from here, on failure too */
+  berth_fdproc_spec spec = { .size = sizeof spec, .in_fd = in, .out_fd = s, .err_fd = -1, .pid = -1 };
+  if (berth_proc_from_fds (&spec, &m->job.proc, NULL) < 0)
+    {
+      mux_unref (m);
+      return -ENOEXEC;
     }
   m->job_open = true;
   m->direct = true;
