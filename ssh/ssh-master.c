@@ -315,13 +315,23 @@ ssh_ensure_master (berth_env *env, ssh_env *e, uint64_t deadline, berth_error **
     return berth_error_errno (reterr, -lockfd, "ssh: cannot lock %s", e->lock_path);
   /* someone else may have started it while we waited; a slow answer
      gets a second, longer chance before the master counts as wedged */
-  state = ssh_mux_check (e->control_path, bounded_ms (deadline, state == SSH_MUX_ABSENT ? SSH_MUX_RECHECK_MS : 3000), &pid);
+  int recheck_ms = state == SSH_MUX_ABSENT ? SSH_MUX_RECHECK_MS : 3000, waited = bounded_ms (deadline, recheck_ms);
+  state = ssh_mux_check (e->control_path, waited, &pid);
   if (state == SSH_MUX_ALIVE && !stall_marked (e))
     {
       close (lockfd);
       return 0;
     }
   dest = ssh_destination (e);
+  /* Not answering within what the deadline left of that chance does not
+     make a master wedged (a loaded machine, a kill at the end of its
+     budget): it is left alone, and this call fails for want of time.  */
+  if (state == -ETIMEDOUT && waited < recheck_ms)
+    {
+      berth_logf (env, BERTH_LOG_DEBUG, "master on %s: no answer within the %d ms the deadline left; not replacing it", e->control_path, waited);
+      r = berth_error_set (reterr, BERTH_E_BACKEND, "ssh: no time left to connect to %s (its connection master did not answer in time)", dest);
+      goto out;
+    }
   if (state == SSH_MUX_ALIVE)
     {
       ms = bounded_ms (deadline, SSH_PROBE_MS);

@@ -72,6 +72,19 @@ check "a wedged master is detected and replaced (${ms} ms)" [ "$rc" = 0 -a "$out
 check "... and the wedged one is gone" [ -n "$pid4" -a "$pid4" != "$pid3" ] && gone "$pid3"
 kill -CONT "$pid3" 2>/dev/null
 
+# ---- a master slow to answer in a deadline's last moment stays ----
+# (a kill at the end of its budget once replaced a healthy master because
+# its check had only milliseconds left)
+kill -STOP "$pid4"
+out=$(timeout 30 "$BERTH" --config "$CFG" exec -e named1 -t 1 -- 'echo late' 2>"$TDIR/err"); rc=$?
+kill -CONT "$pid4"
+# it runs (not a zombie) and is still the environment's master
+master_stays () { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ] && [ "$(env_master_pid named1)" = "$1" ]; }
+check "a master that does not answer within a command's last second is not replaced (rc $rc)" eval '[ "$rc" != 0 ] && master_stays "$pid4"'
+master_stays "$pid4" || diag "rc=$rc out=$out err=$(cat "$TDIR/err")"
+out=$("$BERTH" --config "$CFG" exec -e named1 -- 'echo after' 2>"$TDIR/err"); rc=$?
+check "... and serves the next command" eval '[ "$rc" = 0 ] && [ "$out" = after ] && master_stays "$pid4"'
+
 # ---- changed settings never reuse a master made for other ones ----
 write_config "$TDIR/changed.yaml" "ssh_connect_timeout: 7"
 a6=$(auth_count)
