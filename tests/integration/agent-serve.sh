@@ -77,6 +77,15 @@ serve ()
   local i
   for i in $(seq 1 20); do [ -z "$(agents_of "$e")" ] && break; sleep 0.1; done
   if [ -z "$(agents_of "$e")" ]; then ok "$b: berth rm stops the serving agent"; else not_ok "$b: berth rm stops the serving agent ($(agents_of "$e") runs)"; fi
+
+  # -- berth rm without the configuration that made the environment (a
+  #    cleanup that does not know it): the agent goes too
+  local e2=${e}x
+  ENVS+=("$e2")
+  run exec -b "$b" -e "$e2" -- true
+  "$BERTH" rm "$e2" >/dev/null 2>&1
+  for i in $(seq 1 20); do [ -z "$(agents_of "$e2")" ] && break; sleep 0.1; done
+  if [ -z "$(agents_of "$e2")" ]; then ok "$b: berth rm without its configuration stops it too"; else not_ok "$b: berth rm without its configuration stops it too ($(agents_of "$e2") runs)"; kill "$(agents_of "$e2")" 2>/dev/null; fi
 }
 
 serve local "terminal:" local "spawn pid [1-9]"

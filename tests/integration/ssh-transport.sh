@@ -162,6 +162,9 @@ if [ "$(id -u)" = 0 ] && /usr/sbin/sshd -f "$TDIR/sshd2_config" -E "$TDIR/sshd2.
     eval '[ "$rc" = 125 ] && [ "$el" -le 12 ] && ! grep -q "\"exit_code\"" "$TDIR/out" && cat "$TDIR/err" "$TDIR/out" | grep -q "cannot connect"'
   diag "$(cat "$TDIR/err")"
   pkill -f "slee[p] 3$$" 2>/dev/null
+  # the "host" is this machine: what ran there goes with it, the
+  # environment's serving agent too
+  pkill -f "berth-agent --stdio --socket [^ ]*s-$E2 --serve" 2>/dev/null
   for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port2") 2>/dev/null || break; sleep 0.1; done
   start=$(date +%s)
   timeout 60 "$BERTH" --config "$TDIR/sshd2.yaml" exec -b ssh -- true 2>"$TDIR/err"; rc=$?
