@@ -120,6 +120,9 @@ static chan *chans[MAX_CHAN];
 static int listen_fd = -1;
 static char *socket_path;
 static bool serve_socket; /* --serve: no controller left is no reason to exit */
+static dev_t socket_dev; /* the socket file we bound (check_socket) */
+static ino_t socket_ino;
+#define SOCKET_CHECK_MS 10000
 static char cg_base[PATH_MAX]; /* "" when no sub-groups */
 static uint32_t mark_gid; /* the gid the next child marks itself with (child_exec) */
 static unsigned cg_seq;
@@ -1531,6 +1534,26 @@ socket_setup (const char *path)
     }
   listen_fd = s;
   socket_path = strdup (path);
+  struct stat bound;
+  if (lstat (path, &bound) == 0)
+    socket_dev = bound.st_dev, socket_ino = bound.st_ino;
+}
+
+/* A serving agent whose socket was removed or replaced can no longer be
+   reached -- nor stopped by `berth rm`: it ends (what runs detached lives
+   on).  Checked every SOCKET_CHECK_MS.  */
+static void
+check_socket (void)
+{
+  struct stat st;
+  if (!serve_socket || socket_path == NULL || socket_ino == 0)
+    return;
+  if (lstat (socket_path, &st) < 0 || st.st_ino != socket_ino || st.st_dev != socket_dev)
+    {
+      free (socket_path);
+      socket_path = NULL; /* not ours to unlink any more */
+      shutdown_all (0);
+    }
 }
 
 /* ---- main loop ---- */
@@ -1688,7 +1711,12 @@ serve (void)
               who[np] = c, what[np++] = 6;
             }
         }
-      if (poll (p, (nfds_t) np, timeout) < 0)
+      if (serve_socket && (timeout < 0 || timeout > SOCKET_CHECK_MS))
+        timeout = SOCKET_CHECK_MS;
+      int ready = poll (p, (nfds_t) np, timeout);
+      if (ready == 0)
+        check_socket ();
+      if (ready < 0)
         {
           if (errno == EINTR)
             continue;

@@ -90,6 +90,21 @@ serve ()
 
 serve local "terminal:" local "spawn pid [1-9]"
 
+# A serving agent whose socket was removed (its directory cleaned under
+# it) can be reached by nobody, berth rm included: it ends by itself.
+CONF=$TEST_TMP/local.yaml
+e=asgone$$
+ENVS+=("$e")
+run exec -b local -e "$e" -- true
+sock=$(find "$XDG_RUNTIME_DIR/berth/$e" -name "agent-*.sock" 2>/dev/null | head -1)
+if [ -z "$sock" ] || [ -z "$(agents_of "$e")" ]; then
+  not_ok "local: a serving agent with its socket ($sock)"
+else
+  rm -f "$sock"
+  for i in $(seq 1 150); do [ -z "$(agents_of "$e")" ] && break; sleep 0.1; done
+  if [ -z "$(agents_of "$e")" ]; then ok "local: a serving agent whose socket was removed ends within 15 s"; else not_ok "local: a serving agent whose socket was removed ends within 15 s"; kill "$(agents_of "$e")" 2>/dev/null; fi
+fi
+
 if ! "$BERTH" backends 2>/dev/null | grep -q '^bwrap *ready'; then
   skip_case "bwrap: the serving agent" "the bwrap backend is not ready here"
 else
