@@ -117,34 +117,13 @@ berth_agent_record (berth_env *env, const char *tag, const char *path)
   _cleanup_free_ char *file = record_path (env), *host = NULL, *text = NULL;
   if (file == NULL || path[0] != '/' || strchr (path, '\n'))
     return;
-  if (berth_provider_call_agent_socket (env, path, true, &host, NULL) < 0 || strchr (host, '\n'))
+  if (berth_provider_call_agent_socket (env, path, true, &host, NULL) < 0)
     {
       unlink (file); /* not reachable from here: every berth relays */
       return;
     }
-  /* the host path too: `berth rm` may run without the configuration that
-     tells the backend how to reach the environment (agent_quit) */
-  text = berth_strdup_printf ("%s\n%s\n%s\n", tag, path, host);
+  text = berth_strdup_printf ("%s\n%s\n", tag, path);
   (void) berth_state_file_write (file, text, strlen (text)); /* a shortcut: without it the next berth relays */
-}
-
-/* The host path recorded with the agent's, when it is a socket of this
-   environment's own runtime directory (a local agent's, an ssh forward's:
-   nobody else's, whatever the configuration), else NULL.  */
-static char *
-recorded_own_host (const berth_env *env)
-{
-  _cleanup_free_ char *file = record_path (env), *text = NULL;
-  if (file == NULL || env->runtime_dir == NULL || berth_state_file_read (file, &text) <= 0)
-    return NULL;
-  char *l2 = strchr (text, '\n'), *l3 = l2 ? strchr (l2 + 1, '\n') : NULL;
-  if (l3 == NULL)
-    return NULL;
-  l3++;
-  size_t n = strcspn (l3, "\n"), rn = strlen (env->runtime_dir);
-  if (n <= rn + 1 || strncmp (l3, env->runtime_dir, rn) != 0 || l3[rn] != '/' || strstr (l3, "/../"))
-    return NULL;
-  return strndup (l3, n);
 }
 
 void
@@ -164,7 +143,7 @@ berth_agent_quit (berth_env *env)
     return;
   int r = berth_provider_call_attach (env, &err);
   berth_error_free (err);
-  if ((r < 0 || berth_provider_call_agent_socket (env, path, false, &host, NULL) < 0) && (host = recorded_own_host (env)) == NULL)
+  if (r < 0 || berth_provider_call_agent_socket (env, path, false, &host, NULL) < 0)
     return;
   _cleanup_close_ int s = connect_to (host);
   if (s < 0)
