@@ -96,10 +96,9 @@ berth_env_save (berth_env *env, berth_error **reterr)
 {
   _cleanup_free_ char *meta_path = berth_strdup_printf ("%s/meta", env->state_dir);
   _cleanup_free_ char *snap_path = berth_strdup_printf ("%s/snapshot.sh", env->state_dir);
-  _cleanup_free_ char *now = berth_strdup_printf ("%lld", (long long) time (NULL));
   berth_buf b = { 0 };
   int r;
-  if (meta_path == NULL || snap_path == NULL || now == NULL)
+  if (meta_path == NULL || snap_path == NULL)
     return berth_error_errno (reterr, ENOMEM, "out of memory");
   meta_put (&b, "backend", berth_env_backend (env));
   meta_put (&b, "cwd", env->cwd);
@@ -114,14 +113,17 @@ berth_env_save (berth_env *env, berth_error **reterr)
      execute, in whichever berth, reports it */
   if (env->recreated)
     meta_put (&b, "recreated", "1");
-  meta_put (&b, "last_used", now);
-  r = berth_write_file_atomic (meta_path, b.data ? b.data : "", b.len, 0600);
+  /* When it was last used is the meta file's mtime: the file itself
+     changes only with the state it records.  */
+  r = berth_write_file_changed (meta_path, b.data ? b.data : "", b.len, 0600);
   berth_buf_free (&b);
+  if (r == 0 && utimensat (AT_FDCWD, meta_path, NULL, 0) < 0)
+    r = -errno;
   if (r < 0)
     return berth_error_errno (reterr, -r, "cannot record the state of environment %s in %s", env->id, meta_path);
   if (env->snapshot)
     {
-      r = berth_write_file_atomic (snap_path, env->snapshot, strlen (env->snapshot), 0600);
+      r = berth_write_file_changed (snap_path, env->snapshot, strlen (env->snapshot), 0600);
       if (r < 0)
         return berth_error_errno (reterr, -r, "cannot record the exported variables of environment %s in %s", env->id, snap_path);
     }
@@ -290,7 +292,10 @@ berth_env_list_info (berth_ctx *ctx, berth_env_info_fn fn, void *userdata, berth
     {
       _cleanup_free_ char *mp = berth_strdup_printf ("%s/%s/meta", dir, de->d_name);
       _cleanup_free_ char *meta = NULL, *backend = NULL, *cwd = NULL, *used = NULL, *tenant = NULL, *agent = NULL, *suspended = NULL;
-      if (de->d_name[0] == '.' || mp == NULL || berth_read_file (mp, 1 << 20, &meta, NULL) < 0)
+      _cleanup_close_ int fd = -1;
+      struct stat st;
+      if (de->d_name[0] == '.' || mp == NULL || (fd = open (mp, O_RDONLY | O_CLOEXEC)) < 0 || fstat (fd, &st) < 0
+          || berth_read_fd (fd, 1 << 20, &meta, NULL) < 0)
         continue;
       backend = berth_meta_get (meta, "backend");
       cwd = berth_meta_get (meta, "cwd");
@@ -299,7 +304,7 @@ berth_env_list_info (berth_ctx *ctx, berth_env_info_fn fn, void *userdata, berth
       agent = berth_meta_get (meta, "agent");
       suspended = berth_meta_get (meta, "suspended");
       berth_env_info info = { .size = sizeof info, .name = de->d_name, .backend = backend ? backend : "?", .cwd = cwd ? cwd : "",
-                              .last_used = used ? strtoll (used, NULL, 10) : 0, .tenant = tenant, .agent = agent, .suspended = suspended != NULL };
+                              .last_used = used ? strtoll (used, NULL, 10) : (int64_t) st.st_mtime, /* a field: older berths */ .tenant = tenant, .agent = agent, .suspended = suspended != NULL };
       fn (userdata, &info);
       n++;
     }

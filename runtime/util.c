@@ -241,6 +241,20 @@ fail:
 }
 
 int
+berth_write_file_changed (const char *path, const void *data, size_t len, mode_t mode)
+{
+  _cleanup_free_ char *old = NULL;
+  size_t old_len = 0;
+  struct stat st;
+  if (stat (path, &st) == 0 && S_ISREG (st.st_mode) && (st.st_mode & 07777) == mode && (size_t) st.st_size == len
+      && berth_read_file (path, len + 1, &old, &old_len) == 0 && old_len == len
+      && (len == 0 || memcmp (old, data, len) == 0))
+    return 0;
+  int r = berth_write_file_atomic (path, data, len, mode);
+  return r < 0 ? r : 1;
+}
+
+int
 berth_read_file (const char *path, size_t max, char **ret, size_t *ret_len)
 {
   _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);

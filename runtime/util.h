@@ -112,6 +112,10 @@ BERTH_INTERNAL bool berth_strv_contains (const char *const *strv, const char *s)
 BERTH_INTERNAL int berth_mkdir_p (const char *path, mode_t mode);
 /* Write atomically (temp file + rename), file mode MODE.  */
 BERTH_INTERNAL int berth_write_file_atomic (const char *path, const void *data, size_t len, mode_t mode);
+/* The same unless the file holds DATA already: 0 when left as it was, 1
+   when written.  (A rename over a file costs a data flush on ext4: most
+   commands change no state.)  */
+BERTH_INTERNAL int berth_write_file_changed (const char *path, const void *data, size_t len, mode_t mode);
 /* Read a whole file (up to MAX bytes; -EFBIG beyond).  */
 BERTH_INTERNAL int berth_read_file (const char *path, size_t max, char **ret, size_t *ret_len);
 /* The same from an open descriptor (read to its end; not closed).  */

@@ -114,6 +114,23 @@ is "$(out "$r")" $'works unset\nfn x\naliased\n after' "exported vars, functions
 bj -e "$E" -- 'export N_BERTH=0' >/dev/null
 for i in $(seq 1 50); do bj -e "$E" -- 'export N_BERTH=$((N_BERTH + 1))' >/dev/null; done
 is "$(out "$(bj -e "$E" -- 'echo $N_BERTH')")" 50 "50 sequential commands in one named environment keep state"
+# a snapshot leaves out what the command inherits anyway: a variable set
+# back to the value it started with must stay so
+bj -e "$E" -- 'export PATH=/berth-nowhere:$PATH' >/dev/null
+bj -e "$E" -- 'export PATH=${PATH#/berth-nowhere:}' >/dev/null
+r=$(bj -e "$E" -- 'case $PATH in */berth-nowhere*) echo kept;; *) echo restored;; esac')
+is "$(out "$r")" restored "a variable exported back to its starting value keeps it"
+# a command that changes no state rewrites no state file; when the
+# environment was last used is its meta file's mtime
+SD=$XDG_STATE_HOME/berth/envs/$E
+ino=$(stat -c %i "$SD/snapshot.sh" "$SD/meta")
+touch -d '2 hours ago' "$SD/meta"
+bj -e "$E" -- true >/dev/null
+is "$(stat -c %i "$SD/snapshot.sh" "$SD/meta")" "$ino" "a command that changes no state rewrites no state file"
+used=$("$BERTH" ls --json | jq -r --arg n "$E" '.[] | select(.name == $n) | .last_used')
+check "… and marks the environment used now (last_used $used)" test $(( $(date +%s) - ${used:-0} )) -lt 600
+bj -e "$E" -- 'export KEEP=changed' >/dev/null
+check "a command that exports something rewrites the snapshot" test "$(stat -c %i "$SD/snapshot.sh")" != "${ino%%$'\n'*}"
 bj -e "iso1$TAG" -- 'export LEAK_BERTH=1' >/dev/null
 is "$(out "$(bj -e "iso2$TAG" -- 'echo ${LEAK_BERTH:-unset}')")" unset "two environments do not share state"
 check "a throw-away environment does not see a named one" test "$(out "$(bj -- 'echo ${LEAK_BERTH:-unset}')")" = unset
@@ -374,8 +391,8 @@ fi
 # --- idle (DESIGN 3.3): reap suspends what its backend can, the next command resumes ---
 RI=ri$TAG
 bj -e "$RI" -- 'mkdir -p kept && echo v > kept/f && cd kept && export KEPT=yes' >/dev/null
-touch -d '2 hours ago' "$XDG_STATE_HOME/berth/envs/$RI/meta" 2>/dev/null
-sed -i "s/^last_used=.*/last_used=$(( $(date +%s) - 7200 ))/" "$XDG_STATE_HOME/berth/envs/$RI/meta"
+# when it was last used: its meta file's mtime
+touch -d '2 hours ago' "$XDG_STATE_HOME/berth/envs/$RI/meta"
 out=$("$BERTH" reap --idle 3600 --json); rc=$?
 act=$(jq -r --arg n "$RI" '.[] | select(.name == $n) | .action' <<<"$out")
 # the built-in backends that have something to suspend (a stop op)
