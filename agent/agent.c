@@ -1045,6 +1045,11 @@ ctl_add (int in, int out)
         if (out != in)
           set_nonblock (out);
         xput (berth_agent_put_hello (&k->tx, AGENT_VERSION));
+        /* what a RUN that inherits starts with: the controller leaves it
+           out of the snapshots it sends (too big: it sends them whole) */
+        int r = berth_agent_put_environ (&k->tx, environ);
+        if (r != -E2BIG)
+          xput (r);
         ctls[i] = k;
         return;
       }

@@ -257,6 +257,28 @@ berth_agent_put_run (berth_agent_buf *b, uint32_t chan, const berth_agent_run *r
   return 0;
 }
 
+int
+berth_agent_put_environ (berth_agent_buf *b, char *const *env)
+{
+  size_t n = 0, total = 4;
+  for (; env && env[n]; n++)
+    {
+      size_t l = strlen (env[n]);
+      if (l > BERTH_AGENT_MAX_STR)
+        return -E2BIG;
+      total += 4 + l;
+    }
+  if (n > BERTH_AGENT_MAX_ENV || total > BERTH_AGENT_MAX_PAYLOAD)
+    return -E2BIG;
+  int r = put_header (b, BERTH_AGENT_ENVIRON, 0, total);
+  if (r < 0)
+    return r;
+  add32 (b, (uint32_t) n);
+  for (size_t i = 0; i < n; i++)
+    addstr (b, env[i], strlen (env[i]));
+  return 0;
+}
+
 uint8_t
 berth_agent_get_u8 (berth_agent_rd *r)
 {
@@ -356,6 +378,33 @@ get_strv (berth_agent_rd *r, uint32_t n)
   return v;
 }
 
+static bool
+env_entries_ok (char *const *env)
+{
+  for (size_t i = 0; env && env[i]; i++)
+    if (strchr (env[i], '=') == NULL || env[i][0] == '=')
+      return false;
+  return true;
+}
+
+int
+berth_agent_environ_decode (const berth_agent_frame *f, char ***ret)
+{
+  berth_agent_rd r = berth_agent_rd_init (f);
+  uint32_t n = berth_agent_get_u32 (&r);
+  *ret = NULL;
+  if (r.bad || n > BERTH_AGENT_MAX_ENV || n > r.left / 4)
+    return -EBADMSG;
+  char **env = get_strv (&r, n);
+  if (r.bad || r.left != 0 || !env_entries_ok (env))
+    {
+      strv_free (env);
+      return -EBADMSG;
+    }
+  *ret = env;
+  return 0;
+}
+
 int
 berth_agent_run_decode (const uint8_t *p, size_t len, berth_agent_run *run)
 {
@@ -382,10 +431,8 @@ berth_agent_run_decode (const uint8_t *p, size_t len, berth_agent_run *run)
     run->argv = get_strv (&r, argc);
   if (!r.bad && envc != BERTH_AGENT_ENV_INHERIT)
     run->env = get_strv (&r, envc);
-  if (!r.bad && run->env)
-    for (size_t i = 0; run->env[i]; i++)
-      if (strchr (run->env[i], '=') == NULL || run->env[i][0] == '=')
-        r.bad = true;
+  if (!r.bad && !env_entries_ok (run->env))
+    r.bad = true;
   if (r.bad || r.left != 0)
     {
       berth_agent_run_free (run);
@@ -420,7 +467,7 @@ berth_agent_type_name (uint8_t type)
     [BERTH_AGENT_PING] = "ping",        [BERTH_AGENT_FD3] = "fd3", [BERTH_AGENT_QUIT] = "quit",        [BERTH_AGENT_STARTED] = "started", [BERTH_AGENT_OUT] = "out",
     [BERTH_AGENT_ERR] = "err",          [BERTH_AGENT_EOF] = "eof",         [BERTH_AGENT_EXIT] = "exit",
     [BERTH_AGENT_KILLED] = "killed",    [BERTH_AGENT_LIST_REPLY] = "list-reply", [BERTH_AGENT_ERROR] = "error",
-    [BERTH_AGENT_PONG] = "pong",
+    [BERTH_AGENT_PONG] = "pong",        [BERTH_AGENT_ENVIRON] = "environ",
   };
   return type < sizeof names / sizeof names[0] && names[type] ? names[type] : "unknown";
 }

@@ -45,6 +45,9 @@
  *            str argv0)
  *   ERROR    str message (channel 0: the connection is closed after it)
  *   PONG     u64 cookie
+ *   ENVIRON  (channel 0, right after HELLO) u32 n, n strs ("K=V"): the
+ *            environment a RUN with BERTH_AGENT_ENV_INHERIT starts with
+ *            (none when it is over the bounds of a RUN's env)
  */
 #ifndef BERTH_AGENT_PROTO_H
 #define BERTH_AGENT_PROTO_H
@@ -94,6 +97,7 @@ enum
   BERTH_AGENT_LIST_REPLY = 26,
   BERTH_AGENT_ERROR = 27,
   BERTH_AGENT_PONG = 28,
+  BERTH_AGENT_ENVIRON = 29,
 };
 
 enum
@@ -173,6 +177,11 @@ int berth_agent_put_run (berth_agent_buf *b, uint32_t chan, const berth_agent_ru
    berth_agent_run_free).  0, -EBADMSG (malformed, over a bound), -ENOMEM.  */
 int berth_agent_run_decode (const uint8_t *p, size_t len, berth_agent_run *run);
 void berth_agent_run_free (berth_agent_run *run);
+
+/* ENVIRON: 0, -E2BIG over the bounds, -ENOMEM; decoded into a
+   NULL-terminated copy (free each and the vector), 0 or -EBADMSG.  */
+int berth_agent_put_environ (berth_agent_buf *b, char *const *env);
+int berth_agent_environ_decode (const berth_agent_frame *f, char ***ret);
 
 /* Reading payloads: a cursor that turns bad (and stays bad) on any
    short or over-bound read.  */

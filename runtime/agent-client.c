@@ -62,6 +62,7 @@ typedef struct berth_agent_mux
   bool why_is_backend; /* WHY is the transport's own message */
   char *why; /* dead: what happened; unavailable: why exec-per-command */
   char *at;  /* where the agent serves a named environment (its socket inside it) */
+  char **environ; /* what its commands inherit (ENVIRON), or NULL */
   uint32_t next_id;
   agent_chan *chans;
   unsigned killed; /* KILLED replies seen */
@@ -114,6 +115,7 @@ mux_unref (berth_agent_mux *m)
   berth_buf_free (&m->diag);
   free (m->why);
   free (m->at);
+  berth_strv_free (m->environ);
   free (m);
 }
 
@@ -239,6 +241,17 @@ dispatch (berth_agent_mux *m, const berth_agent_frame *f)
                    BERTH_AGENT_VERSION);
         else
           m->hello = true;
+        return;
+      }
+    case BERTH_AGENT_ENVIRON:
+      {
+        /* a hint only: without it, the snapshot is sent whole */
+        char **e = NULL;
+        if (f->chan == 0 && berth_agent_environ_decode (f, &e) == 0)
+          {
+            berth_strv_free (m->environ);
+            m->environ = e;
+          }
         return;
       }
     case BERTH_AGENT_STARTED:
@@ -1236,6 +1249,7 @@ agent_prepare (berth_env *env, berth_transport_call *call, berth_error **reterr)
     }
   call->prefix = NULL;
   call->flags = m->flags;
+  call->start_environ = (const char *const *) m->environ; /* PASSES_ENV: the host's instead */
   return 0;
 }
 

@@ -246,11 +246,9 @@ begin_locked (berth_exec *x, const berth_exec_spec *spec, berth_error **reterr)
                  berth_transport_get (env)->via, timeout);
   use_fd = (flags & BERTH_PREFIX_PASSES_FDS) != 0;
   x->cwd = berth_env_resolve_cwd (env, spec->cwd);
-  /* the command starts with this berth's environment: what the snapshot
-     would only set again is left out */
-  _cleanup_free_ char *snapshot = (flags & BERTH_PREFIX_PASSES_ENV) && env->snapshot
-                                      ? berth_snapshot_minus_environ (env->snapshot, (const char *const *) env->host_environ)
-                                      : NULL;
+  /* what the snapshot would only set again is left out (bash takes
+     microseconds per variable it sets) */
+  _cleanup_free_ char *snapshot = call.start_environ && env->snapshot ? berth_snapshot_minus_environ (env->snapshot, call.start_environ) : NULL;
   berth_script_spec ss = {
     .command = spec->command,
     .cwd = x->cwd,

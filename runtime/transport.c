@@ -111,7 +111,11 @@ berth_transport_prepare (berth_env *env, berth_transport_call *call, berth_error
   int r = berth_scope_check (env, reterr);
   if (r < 0)
     return r;
-  return berth_transport_get (env)->prepare (env, call, reterr);
+  if ((r = berth_transport_get (env)->prepare (env, call, reterr)) < 0)
+    return r;
+  if (call->flags & BERTH_PREFIX_PASSES_ENV)
+    call->start_environ = (const char *const *) env->host_environ;
+  return r;
 }
 
 void

@@ -19,6 +19,11 @@ typedef struct berth_transport_call
   uint32_t flags; /* BERTH_PREFIX_* */
   char **prefix;  /* the exec_prefix transport's argv, else NULL */
   uint32_t start_flags; /* BERTH_START_* the caller adds to the request */
+  /* The environment the command starts with when the transport knows it
+     (the host's under PASSES_ENV, a serving agent's own), else NULL: the
+     session leaves out of the snapshot what would only be set again.
+     Borrowed; valid until the next start.  */
+  const char *const *start_environ;
 } berth_transport_call;
 
 typedef struct berth_transport_ops

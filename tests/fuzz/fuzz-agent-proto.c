@@ -74,6 +74,26 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
               }
             break;
           }
+        case BERTH_AGENT_ENVIRON:
+          {
+            char **env = NULL;
+            if (berth_agent_environ_decode (&f, &env) == 0)
+              {
+                /* encoded again, it decodes the same */
+                berth_agent_buf b = { 0 };
+                berth_agent_frame g;
+                char **again = NULL;
+                assert (berth_agent_put_environ (&b, env) == 0);
+                assert (berth_agent_frame_parse (b.data, b.len, &g) > 0 && berth_agent_environ_decode (&g, &again) == 0);
+                for (size_t i = 0; env[i] || again[i]; i++)
+                  assert (env[i] && again[i] && strcmp (env[i], again[i]) == 0);
+                for (size_t i = 0; env[i]; i++)
+                  free (env[i]), free (again[i]);
+                free (env), free (again);
+                berth_agent_buf_free (&b);
+              }
+            break;
+          }
         case BERTH_AGENT_HELLO:
         case BERTH_AGENT_KILL:
           {
@@ -122,7 +142,7 @@ seed_stream (berth_agent_buf *b)
   berth_agent_run run = { .flags = BERTH_AGENT_RUN_STDIN | BERTH_AGENT_RUN_FD3, .cwd = (char *) "/tmp", .argv = argv, .env = env };
   berth_agent_run run2 = { .flags = BERTH_AGENT_RUN_PTY, .argv = argv, .env = NULL };
   static const uint8_t list[] = { 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 9, 0, 0, 0, 0, 1, 0, 0, 0, 4, 'b', 'a', 's', 'h' };
-  if (berth_agent_put_hello (b, "0.0/1") < 0 || berth_agent_put_frame (b, BERTH_AGENT_FD3, 1, "echo hi\n", 8) < 0
+  if (berth_agent_put_hello (b, "0.0/1") < 0 || berth_agent_put_environ (b, env) < 0 || berth_agent_put_frame (b, BERTH_AGENT_FD3, 1, "echo hi\n", 8) < 0
       || berth_agent_put_run (b, 1, &run) < 0 || berth_agent_put_run (b, 2, &run2) < 0
       || berth_agent_put_frame (b, BERTH_AGENT_STDIN, 1, "input", 5) < 0 || berth_agent_put_frame (b, BERTH_AGENT_CLOSE_STDIN, 1, NULL, 0) < 0
       || berth_agent_put_u32 (b, BERTH_AGENT_WINDOW_FRAME, 1, 4096) < 0 || berth_agent_put_u32 (b, BERTH_AGENT_STARTED, 1, 42) < 0

@@ -266,6 +266,49 @@ test_encoder_bounds (void **state)
   berth_agent_buf_free (&b);
 }
 
+/* ENVIRON: what the agent's commands inherit, and what is refused.  */
+static void
+test_environ (void **state)
+{
+  berth_agent_buf b = { 0 };
+  char *env[] = { "A=1", "B=", "C==x", NULL }, **got = NULL;
+  size_t off = 0;
+  assert_int_equal (berth_agent_put_environ (&b, env), 0);
+  berth_agent_frame f = parse_one (&b, &off);
+  assert_int_equal (f.type, BERTH_AGENT_ENVIRON);
+  assert_int_equal (f.chan, 0);
+  assert_int_equal (berth_agent_environ_decode (&f, &got), 0);
+  for (size_t i = 0; i < 3; i++)
+    assert_string_equal (got[i], env[i]);
+  assert_null (got[3]);
+  for (size_t i = 0; got[i]; i++)
+    free (got[i]);
+  free (got);
+  berth_agent_buf_free (&b);
+
+  /* an entry without a name, a count the payload cannot hold, bytes left over */
+  static const uint8_t noname[] = { 0, 0, 0, 1, 0, 0, 0, 2, '=', 'x' };
+  static const uint8_t toomany[] = { 0, 0, 0, 9, 0, 0, 0, 1, 'a' };
+  static const uint8_t trailing[] = { 0, 0, 0, 1, 0, 0, 0, 3, 'a', '=', 'b', 0 };
+  const struct { const uint8_t *p; size_t n; } bad[] = { { noname, sizeof noname }, { toomany, sizeof toomany }, { trailing, sizeof trailing } };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    {
+      berth_agent_frame g = { .type = BERTH_AGENT_ENVIRON, .data = bad[i].p, .len = (uint32_t) bad[i].n };
+      got = (char **) 1;
+      assert_int_equal (berth_agent_environ_decode (&g, &got), -EBADMSG);
+      assert_null (got);
+    }
+  /* over a RUN's bounds: not sent */
+  char **many = calloc (BERTH_AGENT_MAX_ENV + 2, sizeof *many);
+  assert_non_null (many);
+  for (size_t i = 0; i <= BERTH_AGENT_MAX_ENV; i++)
+    many[i] = "K=V";
+  assert_int_equal (berth_agent_put_environ (&b, many), -E2BIG);
+  assert_int_equal (berth_agent_buf_pending (&b), 0);
+  free (many);
+  berth_agent_buf_free (&b);
+}
+
 /* The queue: consumed bytes are reclaimed before it grows.  */
 static void
 test_buf (void **state)
@@ -293,7 +336,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_roundtrip),     cmocka_unit_test (test_inherit_env),  cmocka_unit_test (test_every_split),
     cmocka_unit_test (test_malformed_header), cmocka_unit_test (test_run_rejects), cmocka_unit_test (test_exit_rejects),
-    cmocka_unit_test (test_encoder_bounds), cmocka_unit_test (test_buf),
+    cmocka_unit_test (test_encoder_bounds), cmocka_unit_test (test_buf), cmocka_unit_test (test_environ),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -219,6 +219,33 @@ count_marker (const char *marker)
   return n;
 }
 
+/* Right after HELLO, the agent says what a command that inherits its
+   environment starts with (the controller leaves that out of snapshots).  */
+static void
+test_environ (void **state)
+{
+  setenv ("BERTH_TEST_ENVIRON", "a b=c", 1);
+  conn c = start_agent (NULL);
+  unsetenv ("BERTH_TEST_ENVIRON");
+  berth_agent_frame f;
+  assert_true (next_frame (&c, &f));
+  assert_int_equal (f.type, BERTH_AGENT_HELLO);
+  assert_true (next_frame (&c, &f));
+  assert_int_equal (f.type, BERTH_AGENT_ENVIRON);
+  char **env = NULL;
+  assert_int_equal (berth_agent_environ_decode (&f, &env), 0);
+  bool seen = false;
+  for (size_t i = 0; env[i]; i++)
+    {
+      seen |= strcmp (env[i], "BERTH_TEST_ENVIRON=a b=c") == 0;
+      free (env[i]);
+    }
+  free (env);
+  assert_true (seen);
+  close_conn (&c);
+  agent_exits (&c);
+}
+
 static void
 test_run_and_exit (void **state)
 {
@@ -399,7 +426,7 @@ main (void)
       return 1;
     }
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test (test_run_and_exit),  cmocka_unit_test (test_pty),         cmocka_unit_test (test_detached_attach),
+    cmocka_unit_test (test_environ), cmocka_unit_test (test_run_and_exit),  cmocka_unit_test (test_pty),         cmocka_unit_test (test_detached_attach),
     cmocka_unit_test (test_public_dir_refused),
     cmocka_unit_test (test_controller_gone), cmocka_unit_test (test_refuses_garbage),
   };
