@@ -134,8 +134,17 @@ berth_output_init (berth_output *o, size_t max, const char *spill_dir)
 static uint64_t
 count_chars (const char *s, size_t n)
 {
+  /* every byte but a continuation byte (10xxxxxx) starts a character;
+     eight at a time: bit 7 set where bit 6 (shifted up) is not */
   uint64_t c = 0;
-  for (size_t i = 0; i < n; i++)
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      uint64_t w;
+      memcpy (&w, s + i, 8);
+      c += 8 - (uint64_t) __builtin_popcountll (w & ~(w << 1) & 0x8080808080808080ull);
+    }
+  for (; i < n; i++)
     c += ((unsigned char) s[i] & 0xc0) != 0x80;
   return c;
 }
@@ -258,10 +267,30 @@ add_valid (berth_output *o, const char *data, size_t len)
   return 0;
 }
 
+/* How much of DATA is ASCII, eight bytes at a time.  */
+static size_t
+ascii_prefix (const char *data, size_t len)
+{
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8)
+    {
+      uint64_t w;
+      memcpy (&w, data + i, 8);
+      if (w & 0x8080808080808080ull)
+        break;
+    }
+  while (i < len && (unsigned char) data[i] < 0x80)
+    i++;
+  return i;
+}
+
 int
 berth_output_add (berth_output *o, const char *data, size_t len)
 {
   int r;
+  /* the common case, nothing to mend: no copy */
+  if (o->npend == 0 && ascii_prefix (data, len) == len)
+    return add_valid (o, data, len);
   o->scratch.len = 0;
   r = berth_utf8_sanitize (&o->scratch, data, len, o->pend, &o->npend);
   if (r >= 0)

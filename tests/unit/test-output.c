@@ -119,6 +119,38 @@ test_overflow_keeps_head_and_tail_and_spills (void **state)
   berth_output_free (&o);
 }
 
+/* Characters are counted right at every alignment (the count goes eight
+   bytes at a time): 1-, 2-, 3- and 4-byte characters in chunks of every
+   length, ASCII-only chunks (added without a copy) among them.  */
+static void
+test_chars_counted_at_every_alignment (void **state)
+{
+  static const char *const chars[] = { "a", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80" };
+  char text[4096];
+  size_t len = 0, nchars = 0;
+  for (size_t i = 0; len + 4 < sizeof text; i++, nchars++)
+    {
+      const char *c = chars[(i * 7 + i / 5) % 4 == 0 || i % 3 ? 0 : (i * 7 + i / 5) % 4];
+      memcpy (text + len, c, strlen (c));
+      len += strlen (c);
+    }
+  for (size_t step = 1; step <= 17; step++)
+    {
+      berth_output o;
+      berth_output_init (&o, 1 << 20, tmpdir);
+      for (size_t off = 0; off < len; off += step)
+        assert_int_equal (berth_output_add (&o, text + off, off + step <= len ? step : len - off), 0);
+      assert_int_equal (o.total_bytes, len);
+      assert_int_equal (o.total_chars, nchars);
+      size_t out_len;
+      char *s = berth_output_finish (&o, &out_len);
+      assert_int_equal (out_len, len);
+      assert_memory_equal (s, text, len);
+      free (s);
+      berth_output_free (&o);
+    }
+}
+
 static void
 test_cut_never_splits_a_character (void **state)
 {
@@ -337,6 +369,7 @@ main (void)
     cmocka_unit_test (test_multibyte_split_across_every_boundary),
     cmocka_unit_test (test_dangling_lead_byte_at_end),
     cmocka_unit_test (test_overflow_keeps_head_and_tail_and_spills),
+    cmocka_unit_test (test_chars_counted_at_every_alignment),
     cmocka_unit_test (test_cut_never_splits_a_character),
     cmocka_unit_test (test_memory_is_bounded),
     cmocka_unit_test (test_truncated_output_stays_within_cap),
