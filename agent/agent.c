@@ -654,12 +654,16 @@ history_add (chan *c, const uint8_t *data, size_t len)
 static void
 chan_read (chan *c, int *fd, uint8_t type)
 {
-  static uint8_t buf[BERTH_AGENT_CHUNK];
-  size_t want = sizeof buf;
+  static uint8_t spare_buf[BERTH_AGENT_CHUNK];
+  uint8_t *buf = spare_buf;
+  size_t want = sizeof spare_buf;
   if (c->owner && want > c->credit)
     want = c->credit;
   if (want == 0)
     return;
+  /* straight into the controller's queue, as a frame */
+  if (c->owner)
+    xput (berth_agent_frame_begin (&c->owner->tx, want, &buf));
   ssize_t n = read (*fd, buf, want);
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return;
@@ -675,7 +679,7 @@ chan_read (chan *c, int *fd, uint8_t type)
   if (c->owner)
     {
       c->credit -= (uint32_t) n;
-      send_ctl (c->owner, berth_agent_put_frame (&c->owner->tx, type, c->id, buf, (size_t) n));
+      berth_agent_frame_commit (&c->owner->tx, type, c->id, (size_t) n);
     }
   /* A detached process keeps its newest output for the next ATTACH.  */
   if (type == BERTH_AGENT_OUT && (c->flags & BERTH_AGENT_RUN_DETACHED))

@@ -114,6 +114,29 @@ put_header (berth_agent_buf *b, uint8_t type, uint32_t chan, size_t len)
   return berth_agent_buf_add (b, h, sizeof h);
 }
 
+int
+berth_agent_frame_begin (berth_agent_buf *b, size_t max, uint8_t **ret)
+{
+  if (max > BERTH_AGENT_MAX_PAYLOAD)
+    return -EMSGSIZE;
+  int r = berth_agent_buf_reserve (b, BERTH_AGENT_HDR + max);
+  if (r < 0)
+    return r;
+  *ret = b->data + b->len + BERTH_AGENT_HDR;
+  return 0;
+}
+
+void
+berth_agent_frame_commit (berth_agent_buf *b, uint8_t type, uint32_t chan, size_t len)
+{
+  uint8_t *h = b->data + b->len;
+  memset (h, 0, BERTH_AGENT_HDR);
+  wr32 (h, (uint32_t) len);
+  h[4] = type;
+  wr32 (h + 8, chan);
+  b->len += BERTH_AGENT_HDR + len;
+}
+
 static void
 add32 (berth_agent_buf *b, uint32_t v)
 {

@@ -157,6 +157,11 @@ berth_agent_buf_pending (const berth_agent_buf *b)
 /* Encoders: append one whole frame to B.  0 or -ENOMEM / -EMSGSIZE.  */
 int berth_agent_put_frame (berth_agent_buf *b, uint8_t type, uint32_t chan, const void *data, size_t len);
 int berth_agent_put_u32 (berth_agent_buf *b, uint8_t type, uint32_t chan, uint32_t v);
+/* A frame filled in place (a read straight into the queue, no copy):
+   room for its header and up to MAX payload bytes at the end of B, the
+   payload at *RET; then commit it with the LEN bytes written there.  */
+int berth_agent_frame_begin (berth_agent_buf *b, size_t max, uint8_t **ret);
+void berth_agent_frame_commit (berth_agent_buf *b, uint8_t type, uint32_t chan, size_t len);
 int berth_agent_put_u64 (berth_agent_buf *b, uint8_t type, uint32_t chan, uint64_t v);
 int berth_agent_put_hello (berth_agent_buf *b, const char *version);
 int berth_agent_put_eof (berth_agent_buf *b, uint32_t chan, uint8_t stream);

@@ -266,6 +266,34 @@ test_encoder_bounds (void **state)
   berth_agent_buf_free (&b);
 }
 
+/* A frame filled in place parses like one put whole.  */
+static void
+test_frame_in_place (void **state)
+{
+  berth_agent_buf b = { 0 };
+  uint8_t *p = NULL;
+  size_t off = 0;
+  assert_int_equal (berth_agent_put_eof (&b, 1, BERTH_AGENT_STREAM_OUT), 0);
+  assert_int_equal (berth_agent_frame_begin (&b, BERTH_AGENT_CHUNK, &p), 0);
+  memcpy (p, "hello", 5);
+  berth_agent_frame_commit (&b, BERTH_AGENT_OUT, 9, 5);
+  assert_int_equal (berth_agent_frame_begin (&b, BERTH_AGENT_CHUNK, &p), 0);
+  berth_agent_frame_commit (&b, BERTH_AGENT_ERR, 9, 0);
+  assert_int_equal (berth_agent_frame_begin (&b, BERTH_AGENT_MAX_PAYLOAD + 1, &p), -EMSGSIZE);
+  berth_agent_frame f = parse_one (&b, &off);
+  assert_int_equal (f.type, BERTH_AGENT_EOF);
+  f = parse_one (&b, &off);
+  assert_int_equal (f.type, BERTH_AGENT_OUT);
+  assert_int_equal (f.chan, 9);
+  assert_int_equal (f.len, 5);
+  assert_memory_equal (f.data, "hello", 5);
+  f = parse_one (&b, &off);
+  assert_int_equal (f.type, BERTH_AGENT_ERR);
+  assert_int_equal (f.len, 0);
+  assert_int_equal (off, b.len);
+  berth_agent_buf_free (&b);
+}
+
 /* ENVIRON: what the agent's commands inherit, and what is refused.  */
 static void
 test_environ (void **state)
@@ -337,6 +365,7 @@ main (void)
     cmocka_unit_test (test_roundtrip),     cmocka_unit_test (test_inherit_env),  cmocka_unit_test (test_every_split),
     cmocka_unit_test (test_malformed_header), cmocka_unit_test (test_run_rejects), cmocka_unit_test (test_exit_rejects),
     cmocka_unit_test (test_encoder_bounds), cmocka_unit_test (test_buf), cmocka_unit_test (test_environ),
+    cmocka_unit_test (test_frame_in_place),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
