@@ -36,6 +36,9 @@ berth_agent_start_script (const char *arch, const char *hash, const char *dir_ta
                               PRIVATE_FN
                               "for d in " DIRS "; do\n"
                               "  private \"$d\" || continue\n"
+                              /* a serving agent binds its socket there: not in a copy
+                                 it can run but not write beside (a home read-only in a jail) */
+                              "  [ -z \"$serve\" ] || [ -w \"$d\" ] || continue\n"
                               "  f=$d/berth-agent\n"
                               "  if [ -x \"$f\" ] && h=$(sha256sum \"$f\" 2>/dev/null) && [ \"${h%%%% *}\" = \"$hash\" ]; then\n"
                               "    [ -z \"$serve\" ] || echo \"BERTH-AGENT-AT:$d/$sock\"\n"

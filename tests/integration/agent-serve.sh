@@ -109,6 +109,26 @@ if ! "$BERTH" backends 2>/dev/null | grep -q '^bwrap *ready'; then
   skip_case "bwrap: the serving agent" "the bwrap backend is not ready here"
 else
   serve bwrap "terminal:" bwrap "spawn pid [1-9]|berth-jail"
+
+  # A copy of this agent in the home's cache, read-only in the jail (the
+  # jail writes only its workspace, here the test's directory): the agent
+  # must not run from there and serve nobody (its socket cannot be made
+  # there); it is placed where it can serve.
+  want=$(sha256sum "$(dirname "$BERTH")/agent/berth-agent" | cut -d' ' -f1)
+  rocache=$HOME/.cache/berth/agent-$("$BERTH" version --json | jq -r .version)-${want:0:12}
+  made=
+  if [ ! -e "$rocache" ]; then
+    mkdir -p "$(dirname "$rocache")" && mkdir -m 700 "$rocache" && install -m 700 "$(dirname "$BERTH")/agent/berth-agent" "$rocache/" && made=1
+  fi
+  CONF=$TEST_TMP/bwrap.yaml
+  e=asro$$
+  ENVS+=("$e")
+  run exec -b bwrap -e "$e" -- true
+  BERTH_DEBUG=agent run exec -e "$e" --json -- 'echo "proc=$BERTH_AGENT_PROC"'
+  is "$rc:$(jq -r .transport <<<"$stdout")" "0:agent" "bwrap: with a copy in a home read-only there, a second berth process runs through the agent"
+  like "$stderr" "*the agent at * connected*" "… the serving one, connected to its socket directly"
+  "$BERTH" --config "$CONF" rm "$e" >/dev/null 2>&1
+  [ -n "$made" ] && rm -rf "$rocache"
 fi
 
 if ! command -v docker >/dev/null || ! docker image inspect berth-test:latest >/dev/null 2>&1; then
