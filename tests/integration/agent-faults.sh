@@ -143,9 +143,10 @@ old_agent ()
   # one keeps its file).
   # The named environment's agent serves on from the file it started
   # from: it is stopped (after this command) so that the next one starts
-  # an agent from the cache.
+  # an agent from the cache.  Only its own (its socket names $e): on
+  # local every agent of the host is in sight, other tests' too.
   run "${C[@]}" exec -b "$b" -e "$e" -- 'n=0; for f in /tmp/.berth-agent-*/berth-agent ${TMPDIR:-/tmp}/.berth-agent-*/berth-agent ~/.cache/berth/agent-*/berth-agent; do [ -f "$f" ] || continue; printf "#!/bin/sh\necho old agent\n" >"$f.old" && chmod 700 "$f.old" && mv -f "$f.old" "$f" && n=$((n+1)); done; echo $n
-    (sleep 0.3; for p in /proc/[0-9]*; do case $(tr "\0" " " <$p/cmdline 2>/dev/null) in *[b]erth-agent\ --stdio*) kill ${p#/proc/};; esac; done) </dev/null >/dev/null 2>&1 &'
+    (sleep 0.3; for p in /proc/[0-9]*; do case $(tr "\0" " " <$p/cmdline 2>/dev/null) in *[b]erth-agent\ --stdio\ --socket\ *'"$e"'*) kill ${p#/proc/};; esac; done) </dev/null >/dev/null 2>&1 &'
   if [ "$rc" != 0 ] || [ "${stdout:-0}" = 0 ]; then
     not_ok "$b: an old agent put in place (rc $rc: $stdout $stderr)"
     return
