@@ -527,6 +527,16 @@ spare_drop (void)
   spare_close ();
 }
 
+/* A command's output pipe holds OUT_READ bytes, read at once into one
+   frame: bulk output takes a quarter of the wakeups and frames of the
+   default 64 KiB (best effort: over the user's pipe quota it stays).  */
+#define OUT_READ (256u << 10)
+static void
+pipe_widen (int fd)
+{
+  (void) fcntl (fd, F_SETPIPE_SZ, (int) OUT_READ);
+}
+
 static void
 spare_make (char **env, bool inherit)
 {
@@ -536,6 +546,7 @@ spare_make (char **env, bool inherit)
   if (pipe2 (pin, O_CLOEXEC) < 0 || pipe2 (pout, O_CLOEXEC) < 0 || pipe2 (perr, O_CLOEXEC) < 0 || pipe2 (p3, O_CLOEXEC) < 0
       || pipe2 (rep, O_CLOEXEC) < 0)
     goto fail;
+  pipe_widen (pout[0]);
   sp.cg[0] = '\0';
   if (cg_base[0] && ((size_t) snprintf (sp.cg, sizeof sp.cg, "%s/c%u", cg_base, ++cg_seq) >= sizeof sp.cg || mkdir (sp.cg, 0755) < 0))
     sp.cg[0] = '\0';
@@ -654,7 +665,7 @@ history_add (chan *c, const uint8_t *data, size_t len)
 static void
 chan_read (chan *c, int *fd, uint8_t type)
 {
-  static uint8_t spare_buf[BERTH_AGENT_CHUNK];
+  static uint8_t spare_buf[OUT_READ];
   uint8_t *buf = spare_buf;
   size_t want = sizeof spare_buf;
   if (c->owner && want > c->credit)
@@ -941,6 +952,8 @@ chan_run (ctl *k, uint32_t id, const berth_agent_frame *f)
     e = errno;
   else if (!(run.flags & BERTH_AGENT_RUN_STDIN) && (pin[0] = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
     e = errno;
+  if (e == 0 && pout[0] >= 0)
+    pipe_widen (pout[0]);
   chan *c = NULL;
   if (e == 0)
     {

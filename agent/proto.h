@@ -69,7 +69,9 @@
 /* Output a controller may have unacknowledged per channel, and stdin the
    agent buffers per channel.  */
 #define BERTH_AGENT_WINDOW (1u << 20)
-/* Largest data frame either side sends.  */
+/* Largest stdin frame a controller sends (the agent's output frames
+   are up to a pipe's worth, 256 KiB; any frame within
+   BERTH_AGENT_MAX_PAYLOAD parses).  */
 #define BERTH_AGENT_CHUNK (64u << 10)
 #define BERTH_AGENT_ENV_INHERIT UINT32_MAX
 #define BERTH_AGENT_FD3_MAX (16u << 20)

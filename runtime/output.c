@@ -229,12 +229,12 @@ ring_add (berth_output *o, const char *data, size_t len)
   o->ring_len = o->ring_len + len > o->ring_cap ? o->ring_cap : o->ring_len + len;
 }
 
-/* Add already-valid UTF-8.  */
+/* Add already-valid UTF-8 of NCHARS characters.  */
 static int
-add_valid (berth_output *o, const char *data, size_t len)
+add_valid_counted (berth_output *o, const char *data, size_t len, uint64_t nchars)
 {
   o->total_bytes += len;
-  o->total_chars += count_chars (data, len);
+  o->total_chars += nchars;
   if (!o->overflow && o->head.len + len <= o->max)
     return berth_buf_append (&o->head, data, len);
   if (!o->overflow)
@@ -269,6 +269,12 @@ add_valid (berth_output *o, const char *data, size_t len)
   return 0;
 }
 
+static int
+add_valid (berth_output *o, const char *data, size_t len)
+{
+  return add_valid_counted (o, data, len, count_chars (data, len));
+}
+
 /* How much of DATA is ASCII, eight bytes at a time.  */
 static size_t
 ascii_prefix (const char *data, size_t len)
@@ -290,9 +296,9 @@ int
 berth_output_add (berth_output *o, const char *data, size_t len)
 {
   int r;
-  /* the common case, nothing to mend: no copy */
+  /* the common case, nothing to mend: no copy, a byte a character */
   if (o->npend == 0 && ascii_prefix (data, len) == len)
-    return add_valid (o, data, len);
+    return add_valid_counted (o, data, len, len);
   o->scratch.len = 0;
   r = berth_utf8_sanitize (&o->scratch, data, len, o->pend, &o->npend);
   if (r >= 0)
