@@ -1440,16 +1440,19 @@ peer_is_us (int s, pid_t *ret_pid)
 }
 
 /* Read the listening agent's HELLO (the first frame it sends) into BUF:
-   its length, or 0 when none came within 5 s or it is not one.  */
+   its length, or 0 when none came within 5 s or it is not one.
+   *RET_HAVE: the bytes read into BUF, frames after the HELLO too.  */
 static size_t
-read_hello (int s, uint8_t *buf, size_t cap)
+read_hello (int s, uint8_t *buf, size_t cap, size_t *ret_have)
 {
   size_t have = 0;
+  *ret_have = 0;
   uint64_t end = now_ms () + 5000;
   for (;;)
     {
       berth_agent_frame f;
       int r = berth_agent_frame_parse (buf, have, &f);
+      *ret_have = have;
       if (r > 0)
         return f.type == BERTH_AGENT_HELLO && f.chan == 0 ? (size_t) r : 0;
       if (r < 0 || have == cap)
@@ -1518,7 +1521,7 @@ socket_setup (const char *path)
           /* An agent of this version is relayed to; another is stopped
              and replaced by this one (berth never speaks to a mismatch).  */
           static uint8_t hello[BERTH_AGENT_HDR + 512];
-          size_t n = read_hello (s, hello, sizeof hello);
+          size_t have = 0, n = read_hello (s, hello, sizeof hello, &have);
           berth_agent_frame f;
           if (n > 0 && berth_agent_frame_parse (hello, n, &f) > 0)
             {
@@ -1528,9 +1531,10 @@ socket_setup (const char *path)
               const char *v = berth_agent_get_str (&r, 256, &vlen);
               if (!r.bad && proto == BERTH_AGENT_PROTO && v && vlen == strlen (AGENT_VERSION) && memcmp (v, AGENT_VERSION, vlen) == 0)
                 {
-                  for (size_t off = 0; off < n;)
+                  /* the HELLO and what came with it (the stream goes on) */
+                  for (size_t off = 0; off < have;)
                     {
-                      ssize_t w = write (1, hello + off, n - off);
+                      ssize_t w = write (1, hello + off, have - off);
                       if (w <= 0)
                         exit (0);
                       off += (size_t) w;

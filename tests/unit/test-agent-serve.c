@@ -31,6 +31,7 @@ typedef struct conn
 {
   int in, out; /* we write IN, read OUT */
   berth_agent_buf rx;
+  size_t consumed; /* the frame next_frame gave last */
   pid_t pid;   /* the agent, when we started it */
 } conn;
 
@@ -116,16 +117,15 @@ run (conn *c, uint32_t id, uint32_t flags, const char *script)
 static bool
 next_frame (conn *c, berth_agent_frame *f)
 {
-  static size_t consumed;
-  berth_agent_buf_consume (&c->rx, consumed);
-  consumed = 0;
+  berth_agent_buf_consume (&c->rx, c->consumed);
+  c->consumed = 0;
   for (;;)
     {
       int r = berth_agent_frame_parse (c->rx.data + c->rx.off, berth_agent_buf_pending (&c->rx), f);
       assert_true (r >= 0);
       if (r > 0)
         {
-          consumed = (size_t) r;
+          c->consumed = (size_t) r;
           return true;
         }
       struct pollfd p = { c->out, POLLIN, 0 };
@@ -352,6 +352,37 @@ test_detached_attach (void **state)
   rmdir (dir);
 }
 
+/* A second agent started at the socket of one that listens there relays
+   to it: what the first says after its HELLO (ENVIRON, in the same
+   write) comes through whole, and a command runs.  */
+static void
+test_relay (void **state)
+{
+  char dir[64] = "/tmp/berth-agent-test-XXXXXX", sock[108], out[64];
+  assert_non_null (mkdtemp (dir));
+  snprintf (sock, sizeof sock, "%s/s", dir);
+  conn a = start_agent (sock);
+  berth_agent_frame f;
+  hello (&a);
+  assert_true (next_frame (&a, &f) && f.type == BERTH_AGENT_HELLO);
+  conn b = start_agent (sock);
+  assert_true (next_frame (&b, &f));
+  assert_int_equal (f.type, BERTH_AGENT_HELLO);
+  assert_true (next_frame (&b, &f));
+  assert_int_equal (f.type, BERTH_AGENT_ENVIRON);
+  hello (&b);
+  run (&b, 1, 0, "echo relayed");
+  berth_agent_exit e = collect (&b, 1, out, sizeof out, NULL, 0);
+  assert_int_equal (e.cause, BERTH_AGENT_CAUSE_EXITED);
+  assert_int_equal (e.value, 0);
+  assert_string_equal (out, "relayed\n");
+  free (e.message);
+  close_conn (&b);
+  close_conn (&a);
+  agent_exits (&a);
+  rmdir (dir);
+}
+
 /* A socket path in a directory others may write (a shared /tmp): the
    agent serves its stdio but neither listens nor connects there.  */
 static void
@@ -427,7 +458,7 @@ main (void)
     }
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_environ), cmocka_unit_test (test_run_and_exit),  cmocka_unit_test (test_pty),         cmocka_unit_test (test_detached_attach),
-    cmocka_unit_test (test_public_dir_refused),
+    cmocka_unit_test (test_public_dir_refused), cmocka_unit_test (test_relay),
     cmocka_unit_test (test_controller_gone), cmocka_unit_test (test_refuses_garbage),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
