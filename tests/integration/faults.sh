@@ -388,7 +388,8 @@ else
     like "$stderr" "berth: cannot record the state of environment full in $ST/berth/envs/full/*: No space left on device*" \
       "state: one line says what could not be written and where"
     check "state: in one line" one_line "$stderr"
-    sx exec -e full --json -- 'echo out'
+    # (a command that changes no state writes none: this one exports)
+    sx exec -e full --json -- 'export FAULTS_Y=1; echo out'
     is "$rc:$(jq -r '.output, (.error.message | test("No space"))' <<<"$stdout" | tr '\n' ,)" "125:out,,true," "state --json: the error keeps the output"
     sx exec -e fresh -- 'echo new'
     is "$rc" 125 "state: a new named environment that cannot be recorded is an error"
