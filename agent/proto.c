@@ -98,19 +98,26 @@ berth_agent_buf_free (berth_agent_buf *b)
   *b = (berth_agent_buf){ 0 };
 }
 
+static void
+encode_header (uint8_t *h, uint8_t type, uint32_t chan, size_t len)
+{
+  memset (h, 0, BERTH_AGENT_HDR);
+  wr32 (h, (uint32_t) len);
+  h[4] = type;
+  wr32 (h + 8, chan);
+}
+
 /* The header of a frame of LEN payload bytes; the caller appends them.  */
 static int
 put_header (berth_agent_buf *b, uint8_t type, uint32_t chan, size_t len)
 {
-  uint8_t h[BERTH_AGENT_HDR] = { 0 };
+  uint8_t h[BERTH_AGENT_HDR];
   if (len > BERTH_AGENT_MAX_PAYLOAD)
     return -EMSGSIZE;
   int r = berth_agent_buf_reserve (b, BERTH_AGENT_HDR + len);
   if (r < 0)
     return r;
-  wr32 (h, (uint32_t) len);
-  h[4] = type;
-  wr32 (h + 8, chan);
+  encode_header (h, type, chan, len);
   return berth_agent_buf_add (b, h, sizeof h);
 }
 
@@ -129,11 +136,7 @@ berth_agent_frame_begin (berth_agent_buf *b, size_t max, uint8_t **ret)
 void
 berth_agent_frame_commit (berth_agent_buf *b, uint8_t type, uint32_t chan, size_t len)
 {
-  uint8_t *h = b->data + b->len;
-  memset (h, 0, BERTH_AGENT_HDR);
-  wr32 (h, (uint32_t) len);
-  h[4] = type;
-  wr32 (h + 8, chan);
+  encode_header (b->data + b->len, type, chan, len);
   b->len += BERTH_AGENT_HDR + len;
 }
 
