@@ -48,6 +48,23 @@ utf8_seq (const unsigned char *p, size_t n)
   return len;
 }
 
+/* How much of DATA is ASCII, eight bytes at a time.  */
+static size_t
+ascii_prefix (const char *data, size_t len)
+{
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8)
+    {
+      uint64_t w;
+      memcpy (&w, data + i, 8);
+      if (w & 0x8080808080808080ull)
+        break;
+    }
+  while (i < len && (unsigned char) data[i] < 0x80)
+    i++;
+  return i;
+}
+
 int
 berth_utf8_sanitize (berth_buf *b, const char *data, size_t len, char *pend, size_t *npend)
 {
@@ -84,22 +101,9 @@ berth_utf8_sanitize (berth_buf *b, const char *data, size_t len, char *pend, siz
   size_t start = i;
   while (i < len)
     {
-      /* ASCII fast path, 8 bytes at a time.  */
-      if (i + 8 <= len)
-        {
-          uint64_t w;
-          memcpy (&w, data + i, 8);
-          if ((w & 0x8080808080808080ull) == 0)
-            {
-              i += 8;
-              continue;
-            }
-        }
-      if ((unsigned char) data[i] < 0x80)
-        {
-          i++;
-          continue;
-        }
+      i += ascii_prefix (data + i, len - i);
+      if (i == len)
+        break;
       int s = utf8_seq ((const unsigned char *) data + i, len - i);
       if (s > 0)
         {
@@ -273,23 +277,6 @@ static int
 add_valid (berth_output *o, const char *data, size_t len)
 {
   return add_valid_counted (o, data, len, count_chars (data, len));
-}
-
-/* How much of DATA is ASCII, eight bytes at a time.  */
-static size_t
-ascii_prefix (const char *data, size_t len)
-{
-  size_t i = 0;
-  for (; i + 8 <= len; i += 8)
-    {
-      uint64_t w;
-      memcpy (&w, data + i, 8);
-      if (w & 0x8080808080808080ull)
-        break;
-    }
-  while (i < len && (unsigned char) data[i] < 0x80)
-    i++;
-  return i;
 }
 
 int
